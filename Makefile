@@ -1,0 +1,63 @@
+# asb: run a coding agent in a microsandbox microVM.
+#   make demo   install asb and lay down a demo outer folder in ./demo
+#   make test   install the real tools (msb, podman, docker, busybox) and run every test
+SHELL := /bin/bash
+GO ?= go
+TOOLS_DIR ?= $(CURDIR)/.tools
+BIN_DIR ?= $(CURDIR)/bin
+DEMO_DIR ?= $(CURDIR)/demo
+export ASB_TOOLS_DIR := $(TOOLS_DIR)
+
+.PHONY: all build install demo test test-fast tools examples bench fuzz lint fmt vet staticcheck clean
+
+all: build
+
+build:
+	$(GO) build -o $(BIN_DIR)/asb ./cmd/asb
+
+install:
+	$(GO) install ./cmd/asb
+
+# Installs asb, then lays down an outer folder for OpenCode in ./demo.
+demo: install
+	@rm -rf "$(DEMO_DIR)"
+	"$$($(GO) env GOPATH)/bin/asb" init --agent opencode --name asb-demo "$(DEMO_DIR)"
+	@echo
+	@echo "Now: cd $(DEMO_DIR) && asb task --list"
+
+# The real tools the end-to-end tests drive: msb 0.7.2 (npm), podman,
+# docker.io and busybox-static (Debian). Idempotent; cached in .tools/.
+tools:
+	bash scripts/install-tools.sh "$(TOOLS_DIR)"
+
+# Every test, the real-tool ones included (CI runs exactly this).
+test: tools
+	PATH="$(TOOLS_DIR)/bin:$$PATH" $(GO) test -count=1 -timeout 20m ./... 2>&1 | tee /tmp/asb-test.log
+
+# Unit and stand-in tests only: no installs.
+test-fast:
+	ASB_SKIP_REAL_TOOLS=1 $(GO) test -count=1 ./...
+
+# Regenerate examples/ from asb's own templates.
+examples:
+	$(GO) test ./examples/ -run TestExamples -update
+
+bench:
+	PATH="$(TOOLS_DIR)/bin:$$PATH" $(GO) test -run '^$$' -bench . -benchtime 20x ./...
+
+fuzz:
+	bash scripts/fuzz.sh
+
+lint: fmt vet staticcheck
+
+fmt:
+	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+vet:
+	$(GO) vet ./...
+
+staticcheck:
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@2026.2.2 ./...
+
+clean:
+	rm -rf $(BIN_DIR) $(DEMO_DIR)

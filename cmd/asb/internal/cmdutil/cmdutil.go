@@ -1,0 +1,59 @@
+// Package cmdutil holds what every asb command shares: the IO streams, the
+// factory of dependencies injected into commands (so tests can swap them),
+// and the error kinds that decide the exit code.
+package cmdutil
+
+import (
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+)
+
+// IOStreams are the standard streams a command uses; tests pass buffers.
+type IOStreams struct {
+	In     io.Reader
+	Out    io.Writer
+	ErrOut io.Writer
+}
+
+// System returns the process's own streams.
+func System() *IOStreams {
+	return &IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}
+}
+
+// Factory carries the dependencies of the commands.
+type Factory struct {
+	IO        *IOStreams
+	Templates fs.FS                  // the embedded template tree
+	Getwd     func() (string, error) // working directory
+	Getenv    func(string) string
+	Version   string
+}
+
+// UsageError is a mistake in the command line (exit code 2).
+type UsageError struct{ Err error }
+
+func (e *UsageError) Error() string { return e.Err.Error() }
+func (e *UsageError) Unwrap() error { return e.Err }
+
+// SilentError has been reported already; it only sets the exit code.
+type SilentError struct{ Code int }
+
+func (e *SilentError) Error() string { return "" }
+
+// ExitCode maps an error to the process exit code.
+func ExitCode(err error) int {
+	var se *SilentError
+	var ue *UsageError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &se):
+		return se.Code
+	case errors.As(err, &ue):
+		return 2
+	default:
+		return 1
+	}
+}

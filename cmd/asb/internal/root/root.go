@@ -1,0 +1,88 @@
+// Package root assembles asb's command tree and runs it.
+package root
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"runtime/debug"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agents-sandbox/asb/cmd/asb/internal/cmdutil"
+	"github.com/agents-sandbox/asb/cmd/asb/internal/initcmd"
+	"github.com/agents-sandbox/asb/cmd/asb/internal/versioncmd"
+	"github.com/agents-sandbox/asb/templates"
+)
+
+// NewFactory returns the dependencies of a real run.
+func NewFactory(io *cmdutil.IOStreams) *cmdutil.Factory {
+	return &cmdutil.Factory{
+		IO:        io,
+		Templates: templates.FS,
+		Getwd:     os.Getwd,
+		Getenv:    os.Getenv,
+		Version:   version(),
+	}
+}
+
+func version() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "dev"
+}
+
+// NewCmd builds the command tree.
+func NewCmd(f *cmdutil.Factory) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "asb <command>",
+		Short: "Run a coding agent in a microsandbox microVM that sees only what you choose",
+		Long: `asb (agents-sandbox) runs a coding agent such as OpenCode inside a microsandbox
+microVM. The agent sees only the files, credentials and network you list in an
+"outer folder" that you commit and share with your team.
+
+  asb init --agent opencode myproj   lay down the outer folder
+  cd myproj && asb task agent        build, create and start the VM, attach the agent`,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+	}
+	cmd.SetIn(f.IO.In)
+	cmd.SetOut(f.IO.Out)
+	cmd.SetErr(f.IO.ErrOut)
+	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return &cmdutil.UsageError{Err: fmt.Errorf("%w\nrun '%s --help' for usage", err, c.CommandPath())}
+	})
+	cmd.AddCommand(
+		initcmd.NewCmd(f, nil),
+		versioncmd.NewCmd(f),
+	)
+	return cmd
+}
+
+// Main runs asb with args and returns the exit code. Errors are printed once,
+// on standard error, as "asb: …"; never a stack trace.
+func Main(ctx context.Context, args []string, io *cmdutil.IOStreams) (code int) {
+	defer func() {
+		if r := recover(); r != nil {
+			fmt.Fprintf(io.ErrOut, "asb: internal error: %v\nplease report this with the command you ran\n", r)
+			code = 70
+		}
+	}()
+	cmd := NewCmd(NewFactory(io))
+	cmd.SetArgs(args)
+	err := cmd.ExecuteContext(ctx)
+	if err != nil {
+		var se *cmdutil.SilentError
+		if !errors.As(err, &se) {
+			msg := err.Error()
+			if strings.HasPrefix(msg, "unknown command") || strings.HasPrefix(msg, "unknown flag") || strings.Contains(msg, "accepts ") {
+				err = &cmdutil.UsageError{Err: err}
+			}
+			fmt.Fprintf(io.ErrOut, "asb: %s\n", msg)
+		}
+	}
+	return cmdutil.ExitCode(err)
+}

@@ -1,0 +1,5 @@
+package generator
+
+import "syscall"
+
+func syscallENOTDIR() error { return syscall.ENOTDIR }

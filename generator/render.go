@@ -1,0 +1,322 @@
+// Package generator turns `asb init` options into a plan of files. Rendering
+// is pure: options and a template tree in, a Plan out, no I/O on the host.
+// Apply (writer.go) is the only part that touches the disk.
+package generator
+
+import (
+	"bytes"
+	"encoding/json"
+
+	"fmt"
+	"io/fs"
+	"path"
+	"slices"
+	"sort"
+	"strings"
+	"text/template"
+
+	"github.com/Masterminds/sprig/v3"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/agents-sandbox/asb/schema"
+)
+
+// Modes of the files asb writes.
+const (
+	ModeFile   fs.FileMode = 0o644
+	ModeSecret fs.FileMode = 0o600
+	ModeDir    fs.FileMode = 0o755
+)
+
+// File is one entry of a plan: a regular file with its content, or a folder.
+type File struct {
+	Path    string // slash-separated, relative to the outer folder
+	Mode    fs.FileMode
+	Content []byte
+	Dir     bool
+	// Preserve marks a file that belongs to the user once it exists
+	// (secrets.env): it is never replaced, not even with --force, and never
+	// copied to a .orig file, since it may hold real credentials.
+	Preserve bool
+}
+
+// Plan is the whole outer folder, sorted by path.
+type Plan struct {
+	Files []File
+}
+
+// Lookup returns the entry at path p.
+func (p *Plan) Lookup(rel string) (File, bool) {
+	for _, f := range p.Files {
+		if f.Path == rel {
+			return f, true
+		}
+	}
+	return File{}, false
+}
+
+// Secret is a credential binding as the templates see it.
+type Secret struct {
+	Name        string
+	Hosts       []string
+	Query, Body bool
+}
+
+// Data is what the templates render from. Every value in it has been
+// validated; the templates still quote each one where it reaches YAML or a
+// shell (yq, sq).
+type Data struct {
+	Name         string
+	Agent        schema.Agent
+	CPUs         int
+	Memory       string
+	Network      string
+	Hosts        []string // egress allow list: the agent's, each secret's, --allow
+	Secrets      []Secret // the agent's key first
+	Ports        []string
+	BaseImage    string
+	AgentVersion string
+	Workspace    string // origin of workspace/, when cloned
+	Image        string // default msb image reference
+	BuildTag     string // default builder tag
+	VM           string // default VM name
+	HomeVolume   string // default home volume name
+	SchemaURL    string // base URL of the JSON Schemas, "" for none
+}
+
+// DefaultOptions are the options of a plain `asb init --agent AGENT`.
+func DefaultOptions(agent, name string) schema.InitOptions {
+	return schema.InitOptions{
+		Agent:     agent,
+		Name:      name,
+		CPUs:      2,
+		Memory:    "4G",
+		Network:   schema.NetworkAllow,
+		BaseImage: "debian:trixie-slim",
+	}
+}
+
+// Agents lists the agent presets of the template tree.
+func Agents(tree fs.FS) ([]string, error) {
+	entries, err := fs.ReadDir(tree, "agents")
+	if err != nil {
+		return nil, fmt.Errorf("read agent presets: %w", err)
+	}
+	var names []string
+	for _, e := range entries {
+		if e.IsDir() {
+			names = append(names, e.Name())
+		}
+	}
+	return names, nil
+}
+
+// UnknownAgentError is returned for an --agent that has no preset.
+type UnknownAgentError struct {
+	Name  string
+	Known []string
+}
+
+func (e *UnknownAgentError) Error() string {
+	return fmt.Sprintf("--agent %q is not a known agent; choose one of: %s", e.Name, strings.Join(e.Known, ", "))
+}
+
+// LoadAgent reads and validates the manifest of one preset.
+func LoadAgent(tree fs.FS, name string) (schema.Agent, error) {
+	known, err := Agents(tree)
+	if err != nil {
+		return schema.Agent{}, err
+	}
+	if !slices.Contains(known, name) {
+		return schema.Agent{}, &UnknownAgentError{Name: name, Known: known}
+	}
+	raw, err := fs.ReadFile(tree, path.Join("agents", name, "agent.yaml"))
+	if err != nil {
+		return schema.Agent{}, fmt.Errorf("agent %s: %w", name, err)
+	}
+	var a schema.Agent
+	dec := yaml.NewDecoder(bytes.NewReader(raw))
+	dec.KnownFields(true)
+	if err := dec.Decode(&a); err != nil {
+		return schema.Agent{}, fmt.Errorf("agents/%s/agent.yaml: %w", name, err)
+	}
+	if err := schema.NewValidator().Struct(&a); err != nil {
+		return schema.Agent{}, fmt.Errorf("agents/%s/agent.yaml: %w", name, schema.Explain(err, ""))
+	}
+	return a, nil
+}
+
+// NewData validates opts and computes what the templates need.
+func NewData(tree fs.FS, opts schema.InitOptions) (*Data, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	agent, err := LoadAgent(tree, opts.Agent)
+	if err != nil {
+		return nil, err
+	}
+	d := &Data{
+		Name:         opts.Name,
+		Agent:        agent,
+		CPUs:         opts.CPUs,
+		Memory:       opts.Memory,
+		Network:      opts.Network,
+		Ports:        opts.Ports,
+		BaseImage:    opts.BaseImage,
+		AgentVersion: cmpOr(opts.AgentVersion, agent.Version),
+		Workspace:    opts.Workspace,
+		Image:        opts.Name + ":" + agent.Name + "-latest",
+		BuildTag:     "agents-sandbox/runner-" + opts.Name + ":" + agent.Name + "-latest",
+		VM:           opts.Name + "-" + agent.Name,
+		HomeVolume:   opts.Name + "-" + agent.Name + "-home",
+	}
+	d.Secrets = append(d.Secrets, Secret{Name: agent.KeyVar, Hosts: agent.Hosts})
+	for _, s := range opts.Secrets {
+		if s.Name == agent.KeyVar {
+			return nil, &schema.FieldError{Field: "--secret", Value: s.Name,
+				Fix: fmt.Sprintf("%s is already bound to %s by the %s preset; add hosts with --allow or pick another name", s.Name, strings.Join(agent.Hosts, ","), agent.Name)}
+		}
+		d.Secrets = append(d.Secrets, Secret{Name: s.Name, Hosts: s.Hosts})
+	}
+	if opts.Network == schema.NetworkAllow {
+		var hosts []string
+		hosts = append(hosts, agent.Hosts...)
+		for _, s := range d.Secrets {
+			hosts = append(hosts, s.Hosts...)
+		}
+		hosts = append(hosts, opts.Allow...)
+		d.Hosts = dedup(hosts)
+	}
+	return d, nil
+}
+
+// Render validates opts and renders the whole outer folder.
+func Render(tree fs.FS, opts schema.InitOptions) (*Plan, error) {
+	d, err := NewData(tree, opts)
+	if err != nil {
+		return nil, err
+	}
+	return RenderData(tree, d)
+}
+
+// RenderData renders the tree for already validated data.
+func RenderData(tree fs.FS, d *Data) (*Plan, error) {
+	plan := &Plan{}
+	if err := renderTree(tree, "base", "", d, plan); err != nil {
+		return nil, err
+	}
+	cfg := path.Join("agents", d.Agent.Name, "config")
+	plan.Files = append(plan.Files, File{Path: d.Agent.ConfigDir, Mode: ModeDir, Dir: true})
+	if err := renderTree(tree, cfg, d.Agent.ConfigDir, d, plan); err != nil {
+		return nil, err
+	}
+	plan.Files = append(plan.Files, File{Path: "workspace", Mode: ModeDir, Dir: true})
+	sort.Slice(plan.Files, func(i, j int) bool { return plan.Files[i].Path < plan.Files[j].Path })
+	return plan, nil
+}
+
+func renderTree(tree fs.FS, root, dest string, d *Data, plan *Plan) error {
+	return fs.WalkDir(tree, root, func(p string, e fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel := strings.TrimPrefix(strings.TrimPrefix(p, root), "/")
+		if rel == "" {
+			return nil
+		}
+		out := path.Join(dest, outputName(rel))
+		if e.IsDir() {
+			plan.Files = append(plan.Files, File{Path: out, Mode: ModeDir, Dir: true})
+			return nil
+		}
+		raw, err := fs.ReadFile(tree, p)
+		if err != nil {
+			return err
+		}
+		content := raw
+		if strings.HasSuffix(rel, ".tmpl") {
+			if content, err = execute(p, string(raw), d); err != nil {
+				return err
+			}
+		}
+		f := File{Path: out, Mode: ModeFile, Content: content}
+		if out == "secrets.env" {
+			f.Mode, f.Preserve = ModeSecret, true
+		}
+		plan.Files = append(plan.Files, f)
+		return nil
+	})
+}
+
+// outputName maps a template path to the path it renders to.
+func outputName(rel string) string {
+	parts := strings.Split(strings.TrimSuffix(rel, ".tmpl"), "/")
+	for i, p := range parts {
+		if rest, ok := strings.CutPrefix(p, "dot-"); ok {
+			parts[i] = "." + rest
+		}
+	}
+	return strings.Join(parts, "/")
+}
+
+func execute(name, text string, d *Data) ([]byte, error) {
+	t, err := template.New(name).Delims("[[", "]]").Funcs(sprig.TxtFuncMap()).Funcs(Funcs()).Option("missingkey=error").Parse(text)
+	if err != nil {
+		return nil, fmt.Errorf("template %s: %w", name, err)
+	}
+	var buf bytes.Buffer
+	if err := t.Execute(&buf, d); err != nil {
+		return nil, fmt.Errorf("template %s: %w", name, err)
+	}
+	return buf.Bytes(), nil
+}
+
+// Funcs are asb's quoting helpers, on top of sprig:
+//   - yq: a YAML double-quoted scalar (a JSON string is one), safe for any value;
+//   - sq: a POSIX shell single-quoted word;
+//   - jq: a JSON string.
+func Funcs() template.FuncMap {
+	return template.FuncMap{
+		"yq": jsonString,
+		"jq": jsonString,
+		"sq": ShellQuote,
+	}
+}
+
+func jsonString(v any) (string, error) {
+	b, err := json.Marshal(fmt.Sprint(v))
+	if err != nil {
+		return "", err
+	}
+	return string(b), nil
+}
+
+// ShellQuote quotes s as one POSIX shell word.
+func ShellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r == '-' || r == '_' || r == '.' || r == '/' || r == ':' || r == '@' || r == '=' || r == ',' ||
+			(r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') || (r >= '0' && r <= '9'))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+func dedup(in []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, s := range in {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}

@@ -1,0 +1,344 @@
+package generator
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// Action is what Apply does (or, in a dry run, would do) with one entry.
+type Action string
+
+// The actions, as `asb init` reports them.
+const (
+	Create    Action = "create"    // the file is new
+	Unchanged Action = "unchanged" // the file already has this content
+	Update    Action = "update"    // asb wrote it before, the user did not edit it since
+	Kept      Action = "kept"      // the user edited it: left alone
+	Overwrite Action = "overwrite" // edited, but --force: replaced, old copy in .orig
+	Conflict  Action = "conflict"  // cannot be written (a folder where a file goes, …)
+)
+
+// Change is one line of the report.
+type Change struct {
+	Path   string
+	Mode   fs.FileMode
+	Action Action
+	Why    string
+}
+
+// WriteOptions steer Apply.
+type WriteOptions struct {
+	DryRun bool // classify only, write nothing
+	Force  bool // overwrite files the user edited, keeping FILE.orig
+}
+
+// ManifestPath records what asb wrote, to tell its own output from edits.
+const ManifestPath = ".asb/generated.json"
+
+type manifest struct {
+	Files map[string]string `json:"files"` // path → sha256 of what asb wrote
+}
+
+// ConflictError lists the entries Apply cannot write; nothing was written.
+type ConflictError struct{ Changes []Change }
+
+func (e *ConflictError) Error() string {
+	var b strings.Builder
+	b.WriteString("cannot write the outer folder; nothing was changed:")
+	for _, c := range e.Changes {
+		fmt.Fprintf(&b, "\n  %s: %s", c.Path, c.Why)
+	}
+	return b.String()
+}
+
+// Classify compares the plan with what is on disk under root.
+func Classify(root string, plan *Plan, opts WriteOptions) ([]Change, error) {
+	if fi, err := os.Stat(root); err == nil && !fi.IsDir() {
+		return nil, fmt.Errorf("%s is a file, not a folder: choose another DIR", root)
+	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%s: %w", root, notDirHint(err))
+	}
+	prev := readManifest(root)
+	var out []Change
+	for _, f := range plan.Files {
+		c := Change{Path: f.Path, Mode: f.Mode}
+		fi, err := os.Lstat(filepath.Join(root, filepath.FromSlash(f.Path)))
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			c.Action = Create
+		case err != nil:
+			c.Action, c.Why = Conflict, notDirHint(err).Error()
+		case f.Dir && fi.IsDir():
+			c.Action = Unchanged
+		case f.Dir:
+			c.Action, c.Why = Conflict, "a file is in the way of a folder; move it away"
+		case !fi.Mode().IsRegular():
+			c.Action, c.Why = Conflict, "not a regular file (a folder or a link); move it away"
+		default:
+			cur, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(f.Path)))
+			if err != nil {
+				c.Action, c.Why = Conflict, err.Error()
+				break
+			}
+			switch {
+			case bytes.Equal(cur, f.Content) && fi.Mode().Perm() == f.Mode.Perm():
+				c.Action = Unchanged
+			case bytes.Equal(cur, f.Content):
+				c.Action, c.Why = Update, fmt.Sprintf("mode %o → %o", fi.Mode().Perm(), f.Mode.Perm())
+			case f.Preserve:
+				c.Action, c.Why = Kept, "yours: never overwritten"
+			case prev.Files[f.Path] == digest(cur):
+				c.Action = Update
+			case opts.Force:
+				c.Action, c.Why = Overwrite, "edited by you; old copy in "+f.Path+".orig"
+			default:
+				c.Action, c.Why = Kept, "edited by you; --force overwrites it (keeping a .orig copy)"
+			}
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// Apply writes the plan under root. Each file is written to a temporary file
+// in its folder and renamed into place; if anything fails (or ctx is done)
+// before the last rename, every change is rolled back, so a failed run leaves
+// the folder as it was. It returns what it did, entry by entry.
+func Apply(ctx context.Context, root string, plan *Plan, opts WriteOptions) ([]Change, error) {
+	changes, err := Classify(root, plan, opts)
+	if err != nil {
+		return nil, err
+	}
+	var conflicts []Change
+	for _, c := range changes {
+		if c.Action == Conflict {
+			conflicts = append(conflicts, c)
+		}
+	}
+	if len(conflicts) > 0 {
+		return changes, &ConflictError{Changes: conflicts}
+	}
+	if opts.DryRun {
+		return changes, nil
+	}
+	tx := &txn{}
+	if err := tx.run(ctx, root, plan, changes); err != nil {
+		if rerr := tx.rollback(); rerr != nil {
+			return nil, fmt.Errorf("%w (and rolling back failed: %v)", err, rerr)
+		}
+		return nil, err
+	}
+	return changes, nil
+}
+
+// txn remembers every step so it can be undone.
+type txn struct {
+	createdDirs []string          // folders made, deepest last
+	written     []string          // files renamed into place
+	backups     map[string][]byte // original content of replaced files
+	backupModes map[string]fs.FileMode
+	temps       []string
+}
+
+func (t *txn) run(ctx context.Context, root string, plan *Plan, changes []Change) error {
+	t.backups = map[string][]byte{}
+	t.backupModes = map[string]fs.FileMode{}
+	if err := t.mkdirAll(root); err != nil {
+		return err
+	}
+	man := readManifest(root)
+	if man.Files == nil {
+		man.Files = map[string]string{}
+	}
+	// Stage: every new content in a temporary file beside its target.
+	type staged struct{ tmp, dst string }
+	var moves []staged
+	for i, f := range plan.Files {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("interrupted: %w", err)
+		}
+		dst := filepath.Join(root, filepath.FromSlash(f.Path))
+		act := changes[i].Action
+		if f.Dir {
+			if act == Create {
+				if err := t.mkdirAll(dst); err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		if act == Kept {
+			continue
+		}
+		man.Files[f.Path] = digest(f.Content)
+		if act == Unchanged {
+			continue
+		}
+		if err := t.mkdirAll(filepath.Dir(dst)); err != nil {
+			return err
+		}
+		if act == Overwrite {
+			old, err := os.ReadFile(dst)
+			if err != nil {
+				return err
+			}
+			if err := t.stageAndMove(dst+".orig", old, ModeFile); err != nil {
+				return err
+			}
+		}
+		tmp, err := t.stage(dst, f.Content, f.Mode)
+		if err != nil {
+			return err
+		}
+		moves = append(moves, staged{tmp, dst})
+	}
+	manBytes, err := json.MarshalIndent(man, "", "  ")
+	if err != nil {
+		return err
+	}
+	manDst := filepath.Join(root, filepath.FromSlash(ManifestPath))
+	if err := t.mkdirAll(filepath.Dir(manDst)); err != nil {
+		return err
+	}
+	manTmp, err := t.stage(manDst, append(manBytes, '\n'), ModeFile)
+	if err != nil {
+		return err
+	}
+	moves = append(moves, staged{manTmp, manDst})
+	// Commit: rename each staged file into place.
+	for _, m := range moves {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("interrupted: %w", err)
+		}
+		if err := t.move(m.tmp, m.dst); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (t *txn) mkdirAll(dir string) error {
+	if fi, err := os.Stat(dir); err == nil {
+		if !fi.IsDir() {
+			return fmt.Errorf("%s is a file, not a folder", dir)
+		}
+		return nil
+	}
+	if err := t.mkdirAll(filepath.Dir(dir)); err != nil {
+		return err
+	}
+	if err := os.Mkdir(dir, ModeDir); err != nil && !errors.Is(err, fs.ErrExist) {
+		return notDirHint(err)
+	}
+	t.createdDirs = append(t.createdDirs, dir)
+	return nil
+}
+
+// stage writes content to a new temporary file in dst's folder.
+func (t *txn) stage(dst string, content []byte, mode fs.FileMode) (string, error) {
+	f, err := os.CreateTemp(filepath.Dir(dst), "."+filepath.Base(dst)+".asb-*")
+	if err != nil {
+		return "", err
+	}
+	t.temps = append(t.temps, f.Name())
+	if err := f.Chmod(mode.Perm()); err != nil {
+		f.Close()
+		return "", err
+	}
+	if _, err := f.Write(content); err != nil {
+		f.Close()
+		return "", err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return "", err
+	}
+	return f.Name(), f.Close()
+}
+
+func (t *txn) stageAndMove(dst string, content []byte, mode fs.FileMode) error {
+	tmp, err := t.stage(dst, content, mode)
+	if err != nil {
+		return err
+	}
+	return t.move(tmp, dst)
+}
+
+func (t *txn) move(tmp, dst string) error {
+	if _, seen := t.backups[dst]; !seen {
+		if old, err := os.ReadFile(dst); err == nil {
+			t.backups[dst] = old
+			if fi, err := os.Stat(dst); err == nil {
+				t.backupModes[dst] = fi.Mode().Perm()
+			}
+		}
+	}
+	if err := os.Rename(tmp, dst); err != nil {
+		return err
+	}
+	t.written = append(t.written, dst)
+	return nil
+}
+
+// rollback undoes every step, newest first.
+func (t *txn) rollback() error {
+	var errs []error
+	for _, tmp := range t.temps {
+		if err := os.Remove(tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	for i := len(t.written) - 1; i >= 0; i-- {
+		dst := t.written[i]
+		if old, ok := t.backups[dst]; ok {
+			if err := os.WriteFile(dst, old, t.backupModes[dst]); err != nil {
+				errs = append(errs, err)
+			}
+			continue
+		}
+		if err := os.Remove(dst); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	sort.Sort(sort.Reverse(sort.StringSlice(t.createdDirs)))
+	for _, d := range t.createdDirs {
+		if err := os.Remove(d); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func readManifest(root string) manifest {
+	var m manifest
+	raw, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(ManifestPath)))
+	if err == nil {
+		_ = json.Unmarshal(raw, &m) // a damaged manifest only means "treat files as edited"
+	}
+	return m
+}
+
+func digest(b []byte) string {
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
+}
+
+// notDirHint rewrites "not a directory" errors, which happen when a path
+// runs through a regular file, into advice.
+func notDirHint(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) && errors.Is(err, syscallENOTDIR()) {
+		return fmt.Errorf("%s runs through a file, not a folder: choose a DIR that is not under a file", pe.Path)
+	}
+	return err
+}

@@ -1,0 +1,58 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Git is the git CLI.
+type Git struct {
+	Bin string // "git" unless set
+}
+
+func (g Git) bin() string {
+	if g.Bin == "" {
+		return "git"
+	}
+	return g.Bin
+}
+
+// Init makes dir a new repository (no commit).
+func (g Git) Init(ctx context.Context, dir string) error {
+	if _, err := Output(ctx, dir, g.bin(), "init", "--quiet"); err != nil {
+		return fmt.Errorf("git init %s: %w", dir, err)
+	}
+	return nil
+}
+
+// Clone clones src (a URL or a local path) into dst, which must not exist
+// or be empty.
+func (g Git) Clone(ctx context.Context, src, dst string) error {
+	if _, err := Output(ctx, filepath.Dir(dst), g.bin(), "clone", "--quiet", "--", src, dst); err != nil {
+		return fmt.Errorf("clone %s: %w", src, err)
+	}
+	return nil
+}
+
+// CommonDir returns the resolved git common dir of the repository holding
+// dir (shared by all worktrees of one clone), or "" when dir is in none.
+func (g Git) CommonDir(ctx context.Context, dir string) (string, error) {
+	out, err := Output(ctx, dir, g.bin(), "rev-parse", "--path-format=absolute", "--git-common-dir")
+	if err != nil {
+		return "", nil //nolint:nilerr // not a repository: no common dir
+	}
+	p := strings.TrimSpace(string(out))
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		p = r
+	}
+	return p, nil
+}
+
+// IsRepoRoot reports whether dir itself holds a repository (.git).
+func IsRepoRoot(dir string) bool {
+	_, err := os.Lstat(filepath.Join(dir, ".git"))
+	return err == nil
+}

@@ -1,0 +1,169 @@
+// Package schema holds the typed configuration asb reads and writes: the
+// options of `asb init`, the agent presets' manifests, and the files msb reads
+// (sandbox.yaml for --conf, secrets.yaml for --secret-conf). Every value a user
+// supplies is checked here before anything is rendered or written.
+package schema
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+var (
+	projectNameRe = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
+	envNameRe     = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	labelRe       = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
+	sizeRe        = regexp.MustCompile(`^([0-9]+)([KMGT]i?B?)?$`)
+	imageRefRe    = regexp.MustCompile(`^[a-z0-9]+([._/:@-][a-zA-Z0-9_.-]+)*$`)
+	versionRe     = regexp.MustCompile(`^[0-9A-Za-z][0-9A-Za-z.+-]{0,63}$`)
+)
+
+// ValidProjectName reports whether s may name a project: lowercase letters,
+// digits and dashes, starting with a letter or digit, at most 63 characters.
+// The name reaches VM names, volume names and image tags, so it is strict.
+func ValidProjectName(s string) bool { return projectNameRe.MatchString(s) }
+
+// ValidEnvName reports whether s is a portable environment variable name.
+func ValidEnvName(s string) bool { return envNameRe.MatchString(s) }
+
+// ValidVersion reports whether s looks like a package version or dist-tag
+// ("1.2.3", "latest"); it never contains shell metacharacters.
+func ValidVersion(s string) bool { return versionRe.MatchString(s) }
+
+// ValidImageRef reports whether s is a plausible OCI image reference
+// ("debian:bookworm-slim", "ghcr.io/org/img@sha256:…").
+func ValidImageRef(s string) bool { return len(s) <= 255 && imageRefRe.MatchString(s) }
+
+// ValidHost reports whether s is a DNS name msb can allow: labels of letters,
+// digits and dashes, at least two labels, optionally led by "*." for every
+// subdomain. IP literals, ports, schemes and paths are refused.
+func ValidHost(s string) bool {
+	h := strings.TrimPrefix(s, "*.")
+	if len(h) == 0 || len(h) > 253 || strings.HasSuffix(h, ".") {
+		return false
+	}
+	labels := strings.Split(h, ".")
+	if len(labels) < 2 {
+		return false
+	}
+	for _, l := range labels {
+		if !labelRe.MatchString(strings.ToLower(l)) {
+			return false
+		}
+	}
+	// An all-numeric last label is an IP address, not a domain.
+	if _, err := strconv.Atoi(labels[len(labels)-1]); err == nil {
+		return false
+	}
+	return true
+}
+
+// ParseSize parses a memory or disk size as msb writes it ("512M", "4G",
+// "4GiB") and returns it in MiB. A bare number means MiB.
+func ParseSize(s string) (int64, error) {
+	m := sizeRe.FindStringSubmatch(strings.TrimSpace(s))
+	if m == nil {
+		return 0, fmt.Errorf("size %q is not a number with an optional unit K, M, G or T (e.g. 512M, 4G)", s)
+	}
+	n, err := strconv.ParseInt(m[1], 10, 64)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("size %q must be a positive number", s)
+	}
+	unit := ""
+	if m[2] != "" {
+		unit = m[2][:1]
+	}
+	var mib int64
+	switch unit {
+	case "K":
+		mib = n / 1024
+	case "", "M":
+		mib = n
+	case "G":
+		mib = n * 1024
+	case "T":
+		mib = n * 1024 * 1024
+	}
+	if mib <= 0 {
+		return 0, fmt.Errorf("size %q is below 1 MiB", s)
+	}
+	return mib, nil
+}
+
+// PortSpec is a forwarded port as msb writes it: [BIND:]HOST:GUEST[/tcp|/udp].
+type PortSpec struct {
+	Bind     string
+	Host     int
+	Guest    int
+	Protocol string
+}
+
+// ParsePort parses "8080:80", "9000:9000/udp" or "127.0.0.1:8080:80".
+func ParsePort(s string) (PortSpec, error) {
+	var p PortSpec
+	spec := s
+	p.Protocol = "tcp"
+	if i := strings.LastIndex(spec, "/"); i >= 0 {
+		p.Protocol = spec[i+1:]
+		spec = spec[:i]
+		if p.Protocol != "tcp" && p.Protocol != "udp" {
+			return p, fmt.Errorf("port %q: protocol must be tcp or udp", s)
+		}
+	}
+	parts := strings.Split(spec, ":")
+	switch len(parts) {
+	case 2:
+	case 3:
+		p.Bind = parts[0]
+		parts = parts[1:]
+		if !validIPv4(p.Bind) {
+			return p, fmt.Errorf("port %q: bind address %q is not an IPv4 address", s, p.Bind)
+		}
+	default:
+		return p, fmt.Errorf("port %q is not HOST:GUEST (e.g. 8080:80)", s)
+	}
+	var err error
+	if p.Host, err = parsePortNumber(parts[0]); err != nil {
+		return p, fmt.Errorf("port %q: host port %w", s, err)
+	}
+	if p.Guest, err = parsePortNumber(parts[1]); err != nil {
+		return p, fmt.Errorf("port %q: guest port %w", s, err)
+	}
+	return p, nil
+}
+
+// String renders the spec back in msb's form.
+func (p PortSpec) String() string {
+	s := fmt.Sprintf("%d:%d", p.Host, p.Guest)
+	if p.Bind != "" {
+		s = p.Bind + ":" + s
+	}
+	if p.Protocol != "" && p.Protocol != "tcp" {
+		s += "/" + p.Protocol
+	}
+	return s
+}
+
+func parsePortNumber(s string) (int, error) {
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 || n > 65535 || strconv.Itoa(n) != s {
+		return 0, fmt.Errorf("%q must be a number from 1 to 65535", s)
+	}
+	return n, nil
+}
+
+func validIPv4(s string) bool {
+	parts := strings.Split(s, ".")
+	if len(parts) != 4 {
+		return false
+	}
+	for _, p := range parts {
+		n, err := strconv.Atoi(p)
+		if err != nil || n < 0 || n > 255 || strconv.Itoa(n) != p {
+			return false
+		}
+	}
+	return true
+}

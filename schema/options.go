@@ -1,0 +1,85 @@
+package schema
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Network modes accepted by `asb init --network`.
+const (
+	NetworkAllow  = "allow"  // deny by default, allow listed hosts only
+	NetworkPublic = "public" // the whole public internet
+	NetworkNone   = "none"   // no network at all
+)
+
+// SecretSpec is one credential binding requested with --secret NAME@HOST,…
+type SecretSpec struct {
+	Name  string   `flag:"name" validate:"required,asb_env"`
+	Hosts []string `flag:"hosts" validate:"required,min=1,dive,asb_host"`
+}
+
+// ParseSecretSpec parses NAME@HOST[,HOST…].
+func ParseSecretSpec(s string) (SecretSpec, error) {
+	name, hosts, ok := strings.Cut(s, "@")
+	if !ok || name == "" || hosts == "" {
+		return SecretSpec{}, &FieldError{Field: "--secret", Value: s,
+			Fix: "use NAME@HOST[,HOST…], e.g. GITHUB_TOKEN@api.github.com,github.com"}
+	}
+	spec := SecretSpec{Name: name}
+	for h := range strings.SplitSeq(hosts, ",") {
+		if h = strings.TrimSpace(h); h != "" {
+			spec.Hosts = append(spec.Hosts, h)
+		}
+	}
+	return spec, nil
+}
+
+// InitOptions are everything `asb init` needs to render an outer folder. They
+// are validated as a whole before any template runs.
+type InitOptions struct {
+	Agent     string       `flag:"agent" validate:"required"`
+	Name      string       `flag:"name" validate:"required,asb_project"`
+	CPUs      int          `flag:"cpus" validate:"min=1,max=64"`
+	Memory    string       `flag:"memory" validate:"required,asb_size"`
+	Secrets   []SecretSpec `flag:"secret" validate:"dive"`
+	Network   string       `flag:"network" validate:"oneof=allow public none"`
+	Allow     []string     `flag:"allow" validate:"dive,asb_host"`
+	Ports     []string     `flag:"port" validate:"dive,asb_port"`
+	Workspace string       `flag:"workspace"`
+	BaseImage string       `flag:"base-image" validate:"required,asb_image"`
+	// AgentVersion pins the agent package installed in the image.
+	AgentVersion string `flag:"agent-version" validate:"omitempty,asb_version"`
+}
+
+// Validate checks every field and the rules between fields.
+func (o *InitOptions) Validate() error {
+	if err := NewValidator().Struct(o); err != nil {
+		return Explain(err, "--")
+	}
+	seen := map[string]bool{}
+	for _, s := range o.Secrets {
+		if seen[s.Name] {
+			return &FieldError{Field: "--secret", Value: s.Name, Fix: "each secret may be bound once; merge the hosts into one --secret NAME@HOST1,HOST2"}
+		}
+		seen[s.Name] = true
+	}
+	if o.Network == NetworkNone && len(o.Secrets)+len(o.Allow) > 0 {
+		return &FieldError{Field: "--network", Value: o.Network,
+			Fix: "--network none blocks every host, so --allow and --secret hosts would be unreachable; use --network allow"}
+	}
+	if err := o.checkMemory(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (o *InitOptions) checkMemory() error {
+	mib, err := ParseSize(o.Memory)
+	if err != nil {
+		return &FieldError{Field: "--memory", Value: o.Memory, Fix: ruleHelp["asb_size"]}
+	}
+	if mib < 256 {
+		return &FieldError{Field: "--memory", Value: o.Memory, Fix: fmt.Sprintf("give the VM at least 256M (got %d MiB)", mib)}
+	}
+	return nil
+}
