@@ -11,8 +11,16 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agents-sandbox/asb/cmd/asb/internal/boundarycmd"
 	"github.com/agents-sandbox/asb/cmd/asb/internal/cmdutil"
+	"github.com/agents-sandbox/asb/cmd/asb/internal/doctorcmd"
 	"github.com/agents-sandbox/asb/cmd/asb/internal/initcmd"
+	"github.com/agents-sandbox/asb/cmd/asb/internal/mountcmd"
+	"github.com/agents-sandbox/asb/cmd/asb/internal/networkcmd"
+	"github.com/agents-sandbox/asb/cmd/asb/internal/portcmd"
+	"github.com/agents-sandbox/asb/cmd/asb/internal/secretcmd"
+	"github.com/agents-sandbox/asb/cmd/asb/internal/taskcmd"
+	"github.com/agents-sandbox/asb/cmd/asb/internal/validatecmd"
 	"github.com/agents-sandbox/asb/cmd/asb/internal/versioncmd"
 	"github.com/agents-sandbox/asb/templates"
 )
@@ -57,6 +65,14 @@ microVM. The agent sees only the files, credentials and network you list in an
 	})
 	cmd.AddCommand(
 		initcmd.NewCmd(f, nil),
+		taskcmd.NewCmd(f),
+		validatecmd.NewCmd(f),
+		boundarycmd.NewCmd(f),
+		secretcmd.NewCmd(f),
+		networkcmd.NewCmd(f),
+		mountcmd.NewCmd(f),
+		portcmd.NewCmd(f),
+		doctorcmd.NewCmd(f),
 		versioncmd.NewCmd(f),
 	)
 	return cmd
