@@ -84,6 +84,10 @@ type Data struct {
 	SchemaURL    string // base URL of the JSON Schemas, "" for none
 }
 
+// SchemaURL is where editors find the JSON Schemas of sandbox.yaml and
+// secrets.yaml (schema/*.schema.json of this repository).
+const SchemaURL = "https://raw.githubusercontent.com/agents-sandbox/asb/main/schema/"
+
 // DefaultOptions are the options of a plain `asb init --agent AGENT`.
 func DefaultOptions(agent, name string) schema.InitOptions {
 	return schema.InitOptions{
@@ -169,6 +173,7 @@ func NewData(tree fs.FS, opts schema.InitOptions) (*Data, error) {
 		BuildTag:     "agents-sandbox/runner-" + opts.Name + ":" + agent.Name + "-latest",
 		VM:           opts.Name + "-" + agent.Name,
 		HomeVolume:   opts.Name + "-" + agent.Name + "-home",
+		SchemaURL:    SchemaURL,
 	}
 	d.Secrets = append(d.Secrets, Secret{Name: agent.KeyVar, Hosts: agent.Hosts})
 	for _, s := range opts.Secrets {
