@@ -1,0 +1,5 @@
+package outerdir
+
+import "syscall"
+
+var errNotDir error = syscall.ENOTDIR

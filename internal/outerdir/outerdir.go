@@ -1,0 +1,80 @@
+// Package outerdir finds the outer folder a command acts on: the folder that
+// holds sandbox.yaml, found by walking up from the working directory, or the
+// folder given with -d/--dir.
+package outerdir
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// Marker is the file that makes a folder an outer folder.
+const Marker = "sandbox.yaml"
+
+// NotFoundError says no outer folder was found from Start upwards.
+type NotFoundError struct{ Start string }
+
+func (e *NotFoundError) Error() string {
+	return fmt.Sprintf("no %s in %s or any folder above it: run asb inside an outer folder, pass -d DIR, or create one with `asb init --agent opencode DIR`", Marker, e.Start)
+}
+
+// Find walks up from start (made absolute and cleaned) to the first folder
+// holding a regular file named sandbox.yaml and returns that folder.
+func Find(start string) (string, error) {
+	dir, err := filepath.Abs(start)
+	if err != nil {
+		return "", fmt.Errorf("find the outer folder: %w", err)
+	}
+	for p := dir; ; p = filepath.Dir(p) {
+		ok, err := holdsMarker(p)
+		if err != nil {
+			return "", err
+		}
+		if ok {
+			return p, nil
+		}
+		if filepath.Dir(p) == p {
+			return "", &NotFoundError{Start: dir}
+		}
+	}
+}
+
+// Resolve returns the outer folder of a command: dir when it is set
+// (relative to wd; it must hold sandbox.yaml itself), else Find(wd).
+func Resolve(wd, dir string) (string, error) {
+	if dir == "" {
+		return Find(wd)
+	}
+	if !filepath.IsAbs(dir) {
+		dir = filepath.Join(wd, dir)
+	}
+	dir = filepath.Clean(dir)
+	ok, err := holdsMarker(dir)
+	if err != nil {
+		return "", err
+	}
+	if !ok {
+		return "", fmt.Errorf("--dir %s holds no %s: give the outer folder (the one `asb init` made)", dir, Marker)
+	}
+	return dir, nil
+}
+
+func holdsMarker(dir string) (bool, error) {
+	fi, err := os.Stat(filepath.Join(dir, Marker))
+	switch {
+	case err == nil:
+		return fi.Mode().IsRegular(), nil
+	case errors.Is(err, fs.ErrNotExist), errors.Is(err, fs.ErrPermission), isNotDir(err):
+		return false, nil
+	default:
+		return false, fmt.Errorf("find the outer folder: %w", err)
+	}
+}
+
+func isNotDir(err error) bool {
+	var pe *fs.PathError
+	return errors.As(err, &pe) && errors.Is(pe.Err, errNotDir)
+}
