@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"time"
 )
 
 // IOStreams are the standard streams a command uses; tests pass buffers.
@@ -29,6 +30,9 @@ type Factory struct {
 	Getwd     func() (string, error) // working directory
 	Getenv    func(string) string
 	Version   string
+	// Executable is the path of the running asb, for tasks that call it.
+	Executable func() (string, error)
+	Now        func() time.Time
 }
 
 // UsageError is a mistake in the command line (exit code 2).
@@ -42,10 +46,15 @@ type SilentError struct{ Code int }
 
 func (e *SilentError) Error() string { return "" }
 
+// ExitCoder is an error that carries its own exit code (a failed task
+// exits with its command's code).
+type ExitCoder interface{ ExitCode() int }
+
 // ExitCode maps an error to the process exit code.
 func ExitCode(err error) int {
 	var se *SilentError
 	var ue *UsageError
+	var ec ExitCoder
 	switch {
 	case err == nil:
 		return 0
@@ -53,6 +62,8 @@ func ExitCode(err error) int {
 		return se.Code
 	case errors.As(err, &ue):
 		return 2
+	case errors.As(err, &ec) && ec.ExitCode() > 0:
+		return ec.ExitCode()
 	default:
 		return 1
 	}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"runtime/debug"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -28,11 +29,13 @@ import (
 // NewFactory returns the dependencies of a real run.
 func NewFactory(io *cmdutil.IOStreams) *cmdutil.Factory {
 	return &cmdutil.Factory{
-		IO:        io,
-		Templates: templates.FS,
-		Getwd:     os.Getwd,
-		Getenv:    os.Getenv,
-		Version:   version(),
+		IO:         io,
+		Templates:  templates.FS,
+		Getwd:      os.Getwd,
+		Getenv:     os.Getenv,
+		Version:    version(),
+		Executable: os.Executable,
+		Now:        time.Now,
 	}
 }
 

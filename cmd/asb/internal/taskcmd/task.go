@@ -1,22 +1,185 @@
-// Package taskcmd is `asb task`.
+// Package taskcmd is `asb task`: run the outer folder's Taskfile with the
+// go-task library built into asb.
 package taskcmd
 
 import (
-	"errors"
+	"context"
+	"fmt"
+	"io"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/agents-sandbox/asb/cmd/asb/internal/cmdutil"
+	"github.com/agents-sandbox/asb/internal/outerdir"
+	"github.com/agents-sandbox/asb/runner"
 )
+
+// Options are the parsed command line of `asb task`.
+type Options struct {
+	IO         *cmdutil.IOStreams
+	Getwd      func() (string, error)
+	Getenv     func(string) string
+	Executable func() (string, error)
+	Now        func() time.Time
+	LookPath   func(string) (string, error) // nil: exec.LookPath
+
+	Dir     string
+	Tasks   []string
+	Args    []string // after --
+	List    bool
+	Dry     bool
+	Summary string
+	Force   bool
+	Verbose bool
+	Silent  bool
+	Yes     bool
+}
 
 // NewCmd returns `asb task`.
 func NewCmd(f *cmdutil.Factory) *cobra.Command {
-	return &cobra.Command{
-		Use:    "task",
-		Short:  "(not implemented yet)",
-		Hidden: true,
-		RunE: func(*cobra.Command, []string) error {
-			return errors.New("asb task is not implemented yet")
+	opts := &Options{IO: f.IO, Getwd: f.Getwd, Getenv: f.Getenv, Executable: f.Executable, Now: f.Now}
+	cmd := &cobra.Command{
+		Use:   "task [TASK...] [-- ARGS...]",
+		Short: "Run tasks of the outer folder's Taskfile (build, load, create, start, attach)",
+		Long: `Run tasks of the outer folder's Taskfile.yml with go-task, which is built into
+asb (no task binary needed). The outer folder is found by walking up from the
+current folder, so this works from workspace/src/... too; --dir overrides.
+
+Like make, each task declares its inputs and status checks and is redone only
+when out of date: the first 'asb task agent' builds the toolchain image, loads
+it into microsandbox, creates the home volume and the VM and attaches the
+agent; the next one only attaches. Arguments after -- reach the agent (or the
+command of vm:exec).
+
+The tasks:
+  agent        start the agent in the VM (everything it needs first)
+  image:build  build toolchain/ with docker or podman ($ASB_BUILDER overrides)
+  image:load   stream the image into microsandbox
+  home:create  create the persistent home volume (/home/dev)
+  vm:create    create the VM from sandbox.yaml and secrets.yaml (validated first)
+  vm:start     start the VM if it is stopped
+  vm:stop      stop the VM
+  vm:rm        remove the VM (the home volume stays)
+  vm:shell     a shell in the VM as dev in /workspace
+  vm:exec      run a command in the VM: asb task vm:exec -- CMD ARGS
+  status       the VM, its image and its home volume
+  logs         the VM's captured output
+  home:reset   remove and recreate the home volume (asks first; --yes)
+
+Names are this clone's own: the VM is <folder>-<hash>-<agent>, where the hash
+is of the clone's git folder, so two clones on one machine never share a VM.
+The home volume's name is recorded in .asb/state.yaml.`,
+		Example: `  asb task agent                   # build what is out of date, attach OpenCode
+  asb task agent -- --model anthropic/claude-sonnet-4-5
+  asb task vm:exec -- git status
+  asb task --list
+  asb task --dry agent             # print the commands, run nothing
+  asb task --force image:build     # rebuild even if up to date
+  ASB_BUILDER=podman asb task image:build`,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if at := cmd.ArgsLenAtDash(); at >= 0 {
+				opts.Tasks, opts.Args = args[:at], args[at:]
+			} else {
+				opts.Tasks = args
+			}
+			return Run(cmd.Context(), opts)
+		},
+		ValidArgsFunction: func(cmd *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
+			names, err := completeNames(opts)
+			if err != nil {
+				return nil, cobra.ShellCompDirectiveError
+			}
+			return names, cobra.ShellCompDirectiveNoFileComp
 		},
 	}
+	fl := cmd.Flags()
+	fl.StringVarP(&opts.Dir, "dir", "d", "", "the outer folder (default: found by walking up from the current folder)")
+	fl.BoolVarP(&opts.List, "list", "l", false, "list the tasks with their descriptions")
+	fl.BoolVarP(&opts.Dry, "dry", "n", false, "print the commands that would run; run nothing")
+	fl.StringVar(&opts.Summary, "summary", "", "describe TASK: what it does, its dependencies and commands")
+	fl.BoolVarP(&opts.Force, "force", "f", false, "run the named tasks even if they are up to date")
+	fl.BoolVarP(&opts.Verbose, "verbose", "v", false, "say why each task runs or is skipped")
+	fl.BoolVarP(&opts.Silent, "silent", "s", false, "do not echo the commands")
+	fl.BoolVarP(&opts.Yes, "yes", "y", false, "answer yes to questions (home:reset)")
+	return cmd
+}
+
+// Run runs the tasks.
+func Run(ctx context.Context, o *Options) error {
+	wd, err := o.Getwd()
+	if err != nil {
+		return fmt.Errorf("working directory: %w", err)
+	}
+	dir, err := outerdir.Resolve(wd, o.Dir)
+	if err != nil {
+		return err
+	}
+	tasks, err := runner.NewTasks(runner.TaskOptions{
+		Dir: dir, Stdin: o.IO.In, Stdout: o.IO.Out, Stderr: o.IO.ErrOut,
+		Verbose: o.Verbose, Silent: o.Silent, Dry: o.Dry, Force: o.Force, Yes: o.Yes,
+	})
+	if err != nil {
+		return err
+	}
+	if o.List || (len(o.Tasks) == 0 && o.Summary == "") {
+		if len(o.Tasks) == 0 && !o.List {
+			fmt.Fprintln(o.IO.ErrOut, "asb task: name a task to run, e.g. asb task agent")
+		}
+		return tasks.List()
+	}
+	if err := identify(o, dir, tasks); err != nil {
+		return err
+	}
+	if o.Summary != "" {
+		return tasks.Summary(ctx, o.Summary)
+	}
+	return tasks.Run(ctx, o.Tasks, o.Args)
+}
+
+// identify passes this clone's names, the builder and asb's own path to the
+// Taskfile.
+func identify(o *Options, dir string, tasks *runner.Tasks) error {
+	agent := tasks.StaticVar("AGENT")
+	if agent == "" {
+		return fmt.Errorf("%s/Taskfile.yml sets no AGENT var: is it a Taskfile made by asb init?", dir)
+	}
+	now := time.Now
+	if o.Now != nil {
+		now = o.Now
+	}
+	id, err := runner.ResolveIdentity(dir, agent, now(), !o.Dry)
+	if err != nil {
+		return err
+	}
+	vars := id.Vars()
+	b := runner.DetectBuilder(o.Getenv, o.LookPath)
+	vars["BUILDER"] = b.Command
+	if b.BuildArgs != "" {
+		vars["BUILD_ARGS"] = b.BuildArgs
+	}
+	if o.Executable != nil {
+		if self, err := o.Executable(); err == nil {
+			vars["ASB"] = self
+		}
+	}
+	tasks.SetVars(vars)
+	return nil
+}
+
+func completeNames(o *Options) ([]string, error) {
+	wd, err := o.Getwd()
+	if err != nil {
+		return nil, err
+	}
+	dir, err := outerdir.Resolve(wd, o.Dir)
+	if err != nil {
+		return nil, err
+	}
+	tasks, err := runner.NewTasks(runner.TaskOptions{Dir: dir, Stdin: o.IO.In, Stdout: io.Discard, Stderr: io.Discard})
+	if err != nil {
+		return nil, err
+	}
+	return tasks.Names(), nil
 }

@@ -1,0 +1,220 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/go-task/task/v3"
+	taskerrors "github.com/go-task/task/v3/errors"
+	"github.com/go-task/task/v3/taskfile/ast"
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// TaskOptions configure one run of the outer folder's Taskfile.
+type TaskOptions struct {
+	Dir     string // the outer folder (holds Taskfile.yml)
+	Stdin   io.Reader
+	Stdout  io.Writer
+	Stderr  io.Writer
+	Verbose bool
+	Silent  bool
+	Dry     bool // print the commands of the tasks and their deps; run nothing
+	Force   bool
+	Yes     bool // answer yes to prompts (home:reset)
+	Color   bool
+}
+
+// Tasks wraps go-task's executor, embedded as a library: no task binary is
+// needed, and nothing in it may exit the process (asb never enables watch
+// mode nor go-task's own signal handling; Ctrl-C cancels ctx instead).
+type Tasks struct {
+	opts TaskOptions
+	e    *task.Executor
+}
+
+// UnknownTaskError names a task the Taskfile does not have.
+type UnknownTaskError struct {
+	Name  string
+	Known []string
+}
+
+func (e *UnknownTaskError) Error() string {
+	return fmt.Sprintf("no task %q in Taskfile.yml; the tasks are: %s (asb task --list describes them)",
+		e.Name, strings.Join(e.Known, ", "))
+}
+
+// TaskFailedError is a task whose command failed; Code is its exit code.
+type TaskFailedError struct {
+	Task string
+	Code int
+	Err  error
+}
+
+func (e *TaskFailedError) Error() string {
+	return fmt.Sprintf("task %s failed: %v", e.Task, e.Err)
+}
+
+func (e *TaskFailedError) Unwrap() error { return e.Err }
+
+// ExitCode is the failed command's exit code, which asb exits with.
+func (e *TaskFailedError) ExitCode() int { return e.Code }
+
+// NewTasks reads and compiles the Taskfile of opts.Dir.
+func NewTasks(opts TaskOptions) (*Tasks, error) {
+	e := task.NewExecutor(
+		task.WithDir(opts.Dir),
+		task.WithStdin(opts.Stdin),
+		task.WithStdout(opts.Stdout),
+		task.WithStderr(opts.Stderr),
+		task.WithVerbose(opts.Verbose),
+		task.WithSilent(opts.Silent),
+		task.WithDry(opts.Dry),
+		task.WithForce(opts.Force),
+		// A dry run prints every command and runs none: not even the status
+		// checks, which go-task would otherwise run to decide.
+		task.WithForceAll(opts.Dry),
+		task.WithAssumeYes(opts.Yes),
+		task.WithColor(opts.Color),
+		task.WithOffline(true), // an outer folder's Taskfile includes nothing remote
+		task.WithTimeout(10*time.Second),
+	)
+	if err := e.Setup(); err != nil {
+		return nil, explainSetup(opts.Dir, err)
+	}
+	return &Tasks{opts: opts, e: e}, nil
+}
+
+// SetVars sets vars over the Taskfile's own (asb's identity and builder),
+// as `task NAME=value` would.
+func (t *Tasks) SetVars(vars map[string]string) {
+	names := make([]string, 0, len(vars))
+	for k := range vars {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		t.e.Taskfile.Vars.Set(k, ast.Var{Value: vars[k]})
+	}
+}
+
+// StaticVar returns the literal value of a top-level Taskfile var, "" when
+// it is unset or computed (sh:, a template).
+func (t *Tasks) StaticVar(name string) string {
+	v, ok := t.e.Taskfile.Vars.Get(name)
+	if !ok || v.Sh != nil {
+		return ""
+	}
+	s, _ := v.Value.(string)
+	if strings.Contains(s, "{{") {
+		return ""
+	}
+	return s
+}
+
+// Names lists the tasks of the Taskfile, sorted.
+func (t *Tasks) Names() []string {
+	var names []string
+	for name := range t.e.Taskfile.Tasks.Keys(nil) {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Has reports whether the Taskfile defines name.
+func (t *Tasks) Has(name string) bool { return slices.Contains(t.Names(), name) }
+
+// Check returns an UnknownTaskError for the first name the Taskfile lacks.
+func (t *Tasks) Check(names ...string) error {
+	for _, n := range names {
+		if !t.Has(n) {
+			return &UnknownTaskError{Name: n, Known: t.Names()}
+		}
+	}
+	return nil
+}
+
+// List prints the tasks with their descriptions, as `task --list` does.
+func (t *Tasks) List() error {
+	found, err := t.e.ListTasks(task.ListOptions{ListOnlyTasksWithDescriptions: true})
+	if err != nil {
+		return fmt.Errorf("list tasks: %w", err)
+	}
+	if !found {
+		return errors.New("Taskfile.yml has no task with a description")
+	}
+	return nil
+}
+
+// Summary prints what name does, its dependencies and its commands.
+func (t *Tasks) Summary(ctx context.Context, name string) error {
+	if err := t.Check(name); err != nil {
+		return err
+	}
+	t.e.Summary = true
+	defer func() { t.e.Summary = false }()
+	return t.e.Run(ctx, &task.Call{Task: name})
+}
+
+// Run runs the named tasks in order; args (after --) reach the commands as
+// CLI_ARGS, each one shell-quoted.
+func (t *Tasks) Run(ctx context.Context, names []string, args []string) error {
+	if err := t.Check(names...); err != nil {
+		return err
+	}
+	quoted := make([]string, 0, len(args))
+	for _, a := range args {
+		q, err := syntax.Quote(a, syntax.LangBash)
+		if err != nil {
+			return fmt.Errorf("argument %q cannot be passed to a shell: %w", a, err)
+		}
+		quoted = append(quoted, q)
+	}
+	special := ast.NewVars()
+	special.Set("CLI_ARGS", ast.Var{Value: strings.Join(quoted, " ")})
+	special.Set("CLI_ARGS_LIST", ast.Var{Value: args})
+	special.Set("CLI_FORCE", ast.Var{Value: t.opts.Force})
+	special.Set("CLI_SILENT", ast.Var{Value: t.opts.Silent})
+	special.Set("CLI_VERBOSE", ast.Var{Value: t.opts.Verbose})
+	special.Set("CLI_ASSUME_YES", ast.Var{Value: t.opts.Yes})
+	t.e.Taskfile.Vars.ReverseMerge(special, nil)
+
+	calls := make([]*task.Call, 0, len(names))
+	for _, n := range names {
+		calls = append(calls, &task.Call{Task: n})
+	}
+	err := t.e.Run(ctx, calls...)
+	return explainRun(ctx, err, t.opts.Yes)
+}
+
+func explainSetup(dir string, err error) error {
+	var nf taskerrors.TaskfileNotFoundError
+	if errors.As(err, &nf) {
+		return fmt.Errorf("no Taskfile.yml in %s: run asb task inside an outer folder made by asb init (or pass --dir)", dir)
+	}
+	return fmt.Errorf("read Taskfile.yml: %w", err)
+}
+
+func explainRun(ctx context.Context, err error, yes bool) error {
+	if err == nil {
+		return nil
+	}
+	if ctx.Err() != nil {
+		return fmt.Errorf("interrupted: %w", ctx.Err())
+	}
+	msg := err.Error()
+	if strings.Contains(msg, "no terminal") && !yes {
+		return fmt.Errorf("%w: this task asks before it deletes anything; run it in a terminal or pass --yes", err)
+	}
+	var run *taskerrors.TaskRunError
+	if errors.As(err, &run) {
+		return &TaskFailedError{Task: run.TaskName, Code: run.TaskExitCode(), Err: run.Err}
+	}
+	return err
+}
