@@ -11,7 +11,7 @@ import (
 // level; msb rejects any other key, and so does LoadSandbox.
 type Sandbox struct {
 	Image                 string            `yaml:"image,omitempty" json:"image,omitempty" validate:"required"`
-	PullPolicy            string            `yaml:"pull_policy,omitempty" json:"pull_policy,omitempty" validate:"omitempty,oneof=always if-missing never"`
+	PullPolicy            string            `yaml:"pull_policy,omitempty" json:"pull_policy,omitempty" validate:"omitempty,oneof=missing always never"`
 	Registry              yaml.Node         `yaml:"registry,omitempty" json:"registry,omitempty"`
 	CPUs                  int               `yaml:"cpus,omitempty" json:"cpus,omitempty" validate:"omitempty,min=1,max=128"`
 	Memory                string            `yaml:"memory,omitempty" json:"memory,omitempty" validate:"omitempty,asb_size"`
@@ -46,7 +46,7 @@ var SandboxKeys = []string{"image", "pull_policy", "registry", "cpus", "memory",
 	"secret_violation_action", "scripts", "ports"}
 
 // Mount is one entry of `mounts`: the short string form "./src:/app[:ro]"
-// or one of the object forms (bind, named, tmpfs).
+// or one of the object forms (bind, named, tmpfs, disk; exactly one).
 type Mount struct {
 	// Short is set when the entry was written as a string.
 	Short string `yaml:"-" json:"-"`
@@ -54,9 +54,15 @@ type Mount struct {
 	Bind     string     `yaml:"bind,omitempty" json:"bind,omitempty"`
 	Named    string     `yaml:"named,omitempty" json:"named,omitempty"`
 	Tmpfs    *TmpfsOpts `yaml:"tmpfs,omitempty" json:"tmpfs,omitempty"`
+	Disk     string     `yaml:"disk,omitempty" json:"disk,omitempty"` // a disk image file on the host
 	Target   string     `yaml:"target,omitempty" json:"target,omitempty"`
 	Readonly bool       `yaml:"readonly,omitempty" json:"readonly,omitempty"`
-	Create   string     `yaml:"create,omitempty" json:"create,omitempty"`
+	Noexec   bool       `yaml:"noexec,omitempty" json:"noexec,omitempty"`
+	Nosuid   bool       `yaml:"nosuid,omitempty" json:"nosuid,omitempty"`
+	Nodev    bool       `yaml:"nodev,omitempty" json:"nodev,omitempty"`
+	Create   string     `yaml:"create,omitempty" json:"create,omitempty"` // named only: ensure-exists or create
+	Format   string     `yaml:"format,omitempty" json:"format,omitempty"` // disk only: raw, qcow2, vmdk
+	Fstype   string     `yaml:"fstype,omitempty" json:"fstype,omitempty"` // disk only, e.g. ext4
 }
 
 // TmpfsOpts are the options of a tmpfs mount.
