@@ -317,7 +317,7 @@ func (c *checker) checkMounts() {
 				"add readonly: true (or :ro)", "%s is %s's config folder in the VM and is mounted writable", a.MountTarget, a.Name)
 		}
 	}
-	if workspace < 0 {
+	if n, ok := c.sbL.at["mounts"]; workspace < 0 && (!ok || len(n.Content) == len(c.sb.Mounts)) {
 		n := c.sbL.at["mounts"]
 		if n == nil {
 			n = c.sbRoot
@@ -480,7 +480,7 @@ func (c *checker) checkSecrets() {
 					fix = "the network is none; use network: {allow: [" + h + "]}"
 				}
 				c.at(SecretsFile, n, SeverityWarning, f, fix,
-					"%s is not reachable: network.allow in sandbox.yaml does not cover it, so %s can never be used", h, name)
+					"%s: %s is not reachable: network.allow in sandbox.yaml does not cover it, so %s can never be used", f, h, name)
 			}
 		}
 	}
@@ -579,7 +579,7 @@ func (c *checker) checkIgnored() {
 	ignored := gitignoreMatches(gi, SecretsEnvFile)
 	how := "the .gitignore of the outer folder does not ignore it"
 	if c.opts.Tracked == nil && !overridden && c.inRepo() {
-		code, err := c.git("check-ignore", "-q", "--", SecretsEnvFile)
+		code, err := c.git("check-ignore", "-q", "--no-index", "--", SecretsEnvFile)
 		if err == nil && (code == 0 || code == 1) {
 			ignored = code == 0
 			how = "git check-ignore says it is not ignored"

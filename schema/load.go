@@ -63,7 +63,10 @@ func (l *loader) errf(n *yaml.Node, field, fix, format string, args ...any) {
 	l.add(n, SeverityError, field, fix, format, args...)
 }
 
-var yamlLineRe = regexp.MustCompile(`line (\d+)(?:, column (\d+))?`)
+var (
+	yamlLineRe   = regexp.MustCompile(`line (\d+)(?:, column (\d+))?:? ?`)
+	yamlAnchorRe = regexp.MustCompile(`unknown anchor '([^']*)' referenced`)
+)
 
 // parse reads exactly one YAML document and rejects the YAML features msb
 // refuses. It returns the document's top node, nil when there is nothing
@@ -119,6 +122,17 @@ func (l *loader) syntaxError(data []byte, err error) {
 		if m[2] != "" {
 			p.Col, _ = strconv.Atoi(m[2])
 		}
+	} else if m := yamlAnchorRe.FindStringSubmatch(msg); m != nil {
+		// An alias with no anchor: point at the alias.
+		p.Line = 1
+		for i, line := range strings.Split(string(data), "\n") {
+			if j := strings.Index(line, "*"+m[1]); j >= 0 {
+				p.Line, p.Col = i+1, j+1
+				break
+			}
+		}
+		p.Msg = fmt.Sprintf("YAML alias *%s: msb does not support anchors and aliases (and this one has no anchor)", m[1])
+		p.Fix = "write the value out in full"
 	} else {
 		p.Line = 1
 		if strings.Contains(msg, "cannot start any token") {
@@ -129,6 +143,15 @@ func (l *loader) syntaxError(data []byte, err error) {
 					p.Fix = "indent with spaces: YAML does not allow tabs in indentation"
 					break
 				}
+			}
+		}
+	}
+	if p.Col == 0 && strings.Contains(msg, "cannot start any token") {
+		lines := strings.Split(string(data), "\n")
+		if p.Line <= len(lines) {
+			if j := strings.IndexByte(lines[p.Line-1], '\t'); j >= 0 {
+				p.Col = j + 1
+				p.Fix = "indent with spaces: YAML does not allow tabs in indentation"
 			}
 		}
 	}
@@ -558,7 +581,7 @@ func (l *loader) ports(v *yaml.Node, field string) []string {
 			continue
 		}
 		if _, err := ParsePort(s); err != nil {
-			l.errf(it, f, ruleHelp["asb_port"]+" (add /udp for UDP)", "%v", err)
+			l.errf(it, f, ruleHelp["asb_port"]+" (add /udp for UDP)", "%s: %v", f, err)
 			continue
 		}
 		out = append(out, s)
@@ -898,6 +921,7 @@ func (l *loader) secret(n *yaml.Node, name string) (Secret, bool) {
 			}
 			l.at[f] = v
 			s.Value = v.Value
+			ok = true
 			if strings.HasPrefix(v.Value, "${") && strings.HasSuffix(v.Value, "}") {
 				if _, ok := EnvRef(v.Value); !ok {
 					// Only ${NAME} is an env reference for msb; the value is

@@ -66,9 +66,6 @@ func (p Problem) String() string {
 		}
 	}
 	fmt.Fprintf(&b, ": %s: ", p.Severity)
-	if p.Field != "" && !strings.Contains(p.Msg, p.Field) {
-		b.WriteString(p.Field + ": ")
-	}
 	b.WriteString(p.Msg)
 	if p.Fix != "" {
 		b.WriteString(" — " + p.Fix)
