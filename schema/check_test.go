@@ -206,7 +206,7 @@ func replace(s, old, new string) string {
 type badCase struct {
 	name  string
 	files map[string]string
-	want  string // Problem.String() prefix: FILE:LINE[:COL]: severity: …
+	want  string   // Problem.String() prefix: FILE:LINE[:COL]: severity: …
 	also  []string // further problems the same edit causes, after want
 	setup func(t *testing.T, dir string)
 }
