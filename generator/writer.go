@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -32,6 +33,7 @@ const (
 type Change struct {
 	Path   string
 	Mode   fs.FileMode
+	Dir    bool // a folder
 	Action Action
 	Why    string
 }
@@ -53,6 +55,10 @@ type manifest struct {
 type ConflictError struct{ Changes []Change }
 
 func (e *ConflictError) Error() string {
+	if len(e.Changes) == 1 {
+		c := e.Changes[0]
+		return fmt.Sprintf("cannot write the outer folder; nothing was changed: %s: %s", c.Path, c.Why)
+	}
 	var b strings.Builder
 	b.WriteString("cannot write the outer folder; nothing was changed:")
 	for _, c := range e.Changes {
@@ -70,10 +76,19 @@ func Classify(root string, plan *Plan, opts WriteOptions) ([]Change, error) {
 	}
 	prev := readManifest(root)
 	var out []Change
+	var blocked []string // folders of the plan that something is in the way of
 	for _, f := range plan.Files {
-		c := Change{Path: f.Path, Mode: f.Mode}
+		c := Change{Path: f.Path, Mode: f.Mode, Dir: f.Dir}
 		fi, err := os.Lstat(filepath.Join(root, filepath.FromSlash(f.Path)))
+		under := ""
+		for _, b := range blocked {
+			if strings.HasPrefix(f.Path, b+"/") {
+				under = b
+			}
+		}
 		switch {
+		case under != "":
+			c.Action, c.Why = Conflict, "under "+under+"/, which is in the way"
 		case errors.Is(err, fs.ErrNotExist):
 			c.Action = Create
 		case err != nil:
@@ -81,7 +96,7 @@ func Classify(root string, plan *Plan, opts WriteOptions) ([]Change, error) {
 		case f.Dir && fi.IsDir():
 			c.Action = Unchanged
 		case f.Dir:
-			c.Action, c.Why = Conflict, "a file is in the way of a folder; move it away"
+			c.Action, c.Why = Conflict, "a file or link is in the way of a folder; move it away"
 		case !fi.Mode().IsRegular():
 			c.Action, c.Why = Conflict, "not a regular file (a folder or a link); move it away"
 		default:
@@ -101,13 +116,52 @@ func Classify(root string, plan *Plan, opts WriteOptions) ([]Change, error) {
 				c.Action = Update
 			case opts.Force:
 				c.Action, c.Why = Overwrite, "edited by you; old copy in "+f.Path+".orig"
+				if why := inTheWay(filepath.Join(root, filepath.FromSlash(f.Path+".orig")), false); why != "" {
+					c.Action, c.Why = Conflict, f.Path+".orig: "+why
+				}
 			default:
 				c.Action, c.Why = Kept, "edited by you; --force overwrites it (keeping a .orig copy)"
 			}
 		}
+		if c.Action == Conflict && f.Dir && under == "" {
+			blocked = append(blocked, f.Path)
+		}
 		out = append(out, c)
 	}
+	// asb's own record must be writable too, or Apply would fail halfway
+	// (and a dry run would not have said so). These come after the plan's
+	// entries, so out[i] still describes plan.Files[i].
+	for _, aux := range []struct {
+		path string
+		dir  bool
+	}{{path.Dir(ManifestPath), true}, {ManifestPath, false}} {
+		if why := inTheWay(filepath.Join(root, filepath.FromSlash(aux.path)), aux.dir); why != "" {
+			mode := ModeFile
+			if aux.dir {
+				mode = ModeDir
+			}
+			out = append(out, Change{Path: aux.path, Mode: mode, Dir: aux.dir, Action: Conflict, Why: why})
+			break
+		}
+	}
 	return out, nil
+}
+
+// inTheWay says why the entry at p cannot be written as a folder (dir) or
+// a regular file, or returns "" when p is absent or already of that kind.
+func inTheWay(p string, dir bool) string {
+	fi, err := os.Lstat(p)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return ""
+	case err != nil:
+		return notDirHint(err).Error()
+	case dir && !fi.IsDir():
+		return "a file or link is in the way of a folder; move it away"
+	case !dir && !fi.Mode().IsRegular():
+		return "not a regular file (a folder or a link); move it away"
+	}
+	return ""
 }
 
 // Apply writes the plan under root. Each file is written to a temporary file
@@ -121,7 +175,8 @@ func Apply(ctx context.Context, root string, plan *Plan, opts WriteOptions) ([]C
 	}
 	var conflicts []Change
 	for _, c := range changes {
-		if c.Action == Conflict {
+		// Entries under a folder already in conflict add nothing to fix.
+		if c.Action == Conflict && !strings.HasPrefix(c.Why, "under ") {
 			conflicts = append(conflicts, c)
 		}
 	}
@@ -206,15 +261,20 @@ func (t *txn) run(ctx context.Context, root string, plan *Plan, changes []Change
 	if err != nil {
 		return err
 	}
+	manBytes = append(manBytes, '\n')
 	manDst := filepath.Join(root, filepath.FromSlash(ManifestPath))
-	if err := t.mkdirAll(filepath.Dir(manDst)); err != nil {
-		return err
+	// An unchanged record is left alone, so a re-init that changes nothing
+	// writes nothing.
+	if cur, err := os.ReadFile(manDst); err != nil || !bytes.Equal(cur, manBytes) {
+		if err := t.mkdirAll(filepath.Dir(manDst)); err != nil {
+			return err
+		}
+		manTmp, err := t.stage(manDst, manBytes, ModeFile)
+		if err != nil {
+			return err
+		}
+		moves = append(moves, staged{manTmp, manDst})
 	}
-	manTmp, err := t.stage(manDst, append(manBytes, '\n'), ModeFile)
-	if err != nil {
-		return err
-	}
-	moves = append(moves, staged{manTmp, manDst})
 	// Commit: rename each staged file into place.
 	for _, m := range moves {
 		if err := ctx.Err(); err != nil {
@@ -301,7 +361,11 @@ func (t *txn) rollback() error {
 	for i := len(t.written) - 1; i >= 0; i-- {
 		dst := t.written[i]
 		if old, ok := t.backups[dst]; ok {
+			// WriteFile keeps the mode of the file it truncates (the new
+			// one's), so the old mode is put back explicitly.
 			if err := os.WriteFile(dst, old, t.backupModes[dst]); err != nil {
+				errs = append(errs, err)
+			} else if err := os.Chmod(dst, t.backupModes[dst]); err != nil {
 				errs = append(errs, err)
 			}
 			continue
