@@ -3,6 +3,7 @@ package yamledit
 import (
 	"slices"
 	"strconv"
+	"strings"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -94,11 +95,11 @@ func Set(m *yaml.Node, key string, value *yaml.Node, order []string) *yaml.Node 
 	return k
 }
 
-// SpaceBefore puts a blank line before the new key k (a node Set returned),
-// as between the sections of a hand-written file.
+// SpaceBefore puts a blank line before the new key k (a node Set returned)
+// and its head comment, as between the sections of a hand-written file.
 func SpaceBefore(k *yaml.Node) {
-	if k.HeadComment == "" {
-		k.HeadComment = blankSentinel
+	if !strings.HasPrefix(k.HeadComment, blankSentinel) {
+		k.HeadComment = joinComments(blankSentinel, k.HeadComment)
 	}
 }
 

@@ -7,13 +7,17 @@ import "strings"
 const blankSentinel = "#asb-yamledit-blank-line"
 
 func blankSentinels(b []byte) []byte {
-	lines := strings.Split(string(b), "\n")
-	for i, l := range lines {
+	var out []string
+	for l := range strings.SplitSeq(string(b), "\n") {
 		if strings.TrimSpace(l) == blankSentinel {
-			lines[i] = ""
+			if len(out) > 0 && strings.TrimSpace(out[len(out)-1]) == "" {
+				continue // the encoder left a blank line here already
+			}
+			l = ""
 		}
+		out = append(out, l)
 	}
-	return []byte(strings.Join(lines, "\n"))
+	return []byte(strings.Join(out, "\n"))
 }
 
 // restoreLayout returns plain (the encoder's output) with the original's

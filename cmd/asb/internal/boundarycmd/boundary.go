@@ -1,22 +1,76 @@
-// Package boundarycmd is `asb boundary`.
+// Package boundarycmd is `asb boundary`: one screen of what the agent in the
+// VM can reach. It also holds what the commands that edit the boundary
+// (asb secret, network, mount, port) share: the edit session that checks
+// before it writes, and the summary they print afterwards.
 package boundarycmd
 
 import (
-	"errors"
+	"encoding/json"
+	"fmt"
 
 	"github.com/spf13/cobra"
 
 	"github.com/agents-sandbox/asb/cmd/asb/internal/cmdutil"
 )
 
+// Options are the parsed command line of `asb boundary`.
+type Options struct {
+	Factory *cmdutil.Factory
+	Dir     string
+	Format  string
+}
+
 // NewCmd returns `asb boundary`.
 func NewCmd(f *cmdutil.Factory) *cobra.Command {
-	return &cobra.Command{
-		Use:    "boundary",
-		Short:  "(not implemented yet)",
-		Hidden: true,
-		RunE: func(*cobra.Command, []string) error {
-			return errors.New("asb boundary is not implemented yet")
+	opts := &Options{Factory: f}
+	cmd := &cobra.Command{
+		Use:   "boundary [--format json]",
+		Short: "Show what the agent in the VM can reach: files, network, ports, secrets",
+		Long: `Show, on one screen, everything the agent inside the VM can reach, as
+sandbox.yaml, secrets.yaml and the Taskfile set it up:
+
+  files     each mount (read-write or read-only), the persistent home volume
+            at /home/dev, and the agent's config folder, which is a read-only
+            bind of this folder's copy (your host's own agent config is never
+            copied into the VM)
+  network   the egress policy and the allowed and denied hosts
+  ports     the host ports forwarded into the VM
+  secrets   each credential by name, with the hosts it is sent to and whether
+            the host has a value; never the value
+
+Nothing is written and no VM is needed. Change the boundary with asb mount,
+asb network, asb port and asb secret; check it with asb validate.`,
+		Example: `  # In an outer folder (or any folder below it)
+  asb boundary
+
+  # The same as JSON, for scripts
+  asb boundary --format json -d myproj`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return Run(opts)
 		},
 	}
+	AddDirFlag(cmd, &opts.Dir)
+	cmd.Flags().StringVar(&opts.Format, "format", "text", "output format: text or json")
+	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions([]string{"text", "json"}, cobra.ShellCompDirectiveNoFileComp))
+	return cmd
+}
+
+// Run prints the boundary.
+func Run(o *Options) error {
+	if o.Format != "text" && o.Format != "json" {
+		return &cmdutil.UsageError{Err: fmt.Errorf("--format %q: use text or json", o.Format)}
+	}
+	s, err := Open(o.Factory, o.Dir)
+	if err != nil {
+		return err
+	}
+	b := s.Summarize()
+	if o.Format == "json" {
+		enc := json.NewEncoder(o.Factory.IO.Out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(b)
+	}
+	b.Print(o.Factory.IO.Out)
+	return nil
 }

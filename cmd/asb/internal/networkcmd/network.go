@@ -1,22 +1,170 @@
-// Package networkcmd is `asb network`.
+// Package networkcmd is `asb network`: which hosts the VM may reach.
 package networkcmd
 
 import (
 	"errors"
+	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/agents-sandbox/asb/cmd/asb/internal/boundarycmd"
 	"github.com/agents-sandbox/asb/cmd/asb/internal/cmdutil"
 )
 
-// NewCmd returns `asb network`.
+// Options are the parsed command line of `asb network`.
+type Options struct {
+	Factory *cmdutil.Factory
+	Dir     string
+	Hosts   []string
+}
+
+// NewCmd returns `asb network` and its subcommands.
 func NewCmd(f *cmdutil.Factory) *cobra.Command {
-	return &cobra.Command{
-		Use:    "network",
-		Short:  "(not implemented yet)",
-		Hidden: true,
-		RunE: func(*cobra.Command, []string) error {
-			return errors.New("asb network is not implemented yet")
+	opts := &Options{Factory: f}
+	cmd := &cobra.Command{
+		Use:   "network <command>",
+		Short: "Allow or deny the hosts the VM may reach",
+		Long: `Change network in sandbox.yaml: which hosts the agent in the VM may reach.
+Comments and layout of sandbox.yaml are kept; the edit is checked like
+asb validate before it is written, and nothing is written if it fails.
+
+With the allow-list form (network: {allow: [...]}, what asb init writes),
+egress is denied except to the listed hosts. With network: public or open
+(or no network key, msb's default) the VM reaches the whole internet and
+only a deny list narrows it; with network: none it reaches nothing.`,
+		Example: `  asb network allow registry.npmjs.org
+  asb network deny api.example.com
+  asb network show`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return &cmdutil.UsageError{Err: errors.New("say what to do: asb network allow|deny|show (asb network --help)")}
 		},
 	}
+	boundarycmd.AddDirFlag(cmd, &opts.Dir)
+	cmd.AddCommand(&cobra.Command{
+		Use:   "allow HOST...",
+		Short: "Let the VM reach HOST",
+		Long: `Let the VM reach each HOST (a domain such as api.github.com, or *.example.com
+for every subdomain). In the allow-list form HOST is added to network.allow
+unless an entry already covers it; under any policy HOST is also taken out
+of network.deny. Under public, open or no network key HOST is reachable
+already and the policy is left alone; under none, nothing is changed and asb
+says how to switch to an allow list.`,
+		Example: `  asb network allow registry.npmjs.org
+  asb network allow api.github.com,github.com "*.githubusercontent.com"`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Hosts = boundarycmd.SplitHosts(args)
+			return runEdit(opts, true)
+		},
+	})
+	cmd.AddCommand(&cobra.Command{
+		Use:   "deny HOST...",
+		Short: "Keep the VM from reaching HOST",
+		Long: `Keep the VM from reaching each HOST.
+
+In the allow-list form HOST is removed from network.allow; when another
+entry (such as *.example.com) still covers it, HOST is also added to
+network.deny, which msb checks before the allow rules. A host that is
+neither listed nor covered is denied already, and nothing changes.
+Removing the last allowed host is refused: msb 0.7.2 reads an empty allow
+list as the whole public internet (write network: none to block all).
+
+Under public or open (or no network key), HOST is added to network.deny;
+a string policy becomes the object form {policy: public, deny: [HOST]}.
+Under none every host is denied already.
+
+A secret bound to HOST stays in secrets.yaml; asb validate then warns that
+it can never be used.`,
+		Example: `  asb network deny api.example.com`,
+		Args:    cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Hosts = boundarycmd.SplitHosts(args)
+			return runEdit(opts, false)
+		},
+	})
+	cmd.AddCommand(&cobra.Command{
+		Use:     "show",
+		Aliases: []string{"ls"},
+		Short:   "Show the egress policy and the allowed and denied hosts",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			s, err := boundarycmd.Open(opts.Factory, opts.Dir)
+			if err != nil {
+				return err
+			}
+			s.Summarize().PrintNetwork(opts.Factory.IO.Out)
+			return nil
+		},
+	})
+	return cmd
+}
+
+func runEdit(o *Options, allow bool) error {
+	if err := boundarycmd.CheckHosts("host", o.Hosts); err != nil {
+		return &cmdutil.UsageError{Err: err}
+	}
+	s, err := boundarycmd.Open(o.Factory, o.Dir)
+	if err != nil {
+		return err
+	}
+	doc, root, err := s.Doc(boundarycmd.SandboxFile)
+	if err != nil {
+		return err
+	}
+	var e boundarycmd.NetEdit
+	if allow {
+		e = boundarycmd.AllowHosts(root, o.Hosts)
+	} else {
+		e = boundarycmd.DenyHosts(root, o.Hosts)
+	}
+	if e.Refusal != "" {
+		return fmt.Errorf("nothing was changed: %s", e.Refusal)
+	}
+	if e.Changed {
+		if err := s.Save(boundarycmd.SandboxFile, doc); err != nil {
+			return err
+		}
+		if err := s.Commit(); err != nil {
+			return err
+		}
+	}
+	w := o.Factory.IO.Out
+	list := func(verb string, hosts []string) {
+		if len(hosts) > 0 {
+			fmt.Fprintf(w, "%s %s\n", verb, strings.Join(hosts, ", "))
+		}
+	}
+	if allow {
+		list("added to network.allow:", e.Added)
+		list("removed from network.deny:", e.Removed)
+	} else {
+		list("removed from network.allow:", e.Removed)
+		list("added to network.deny:", e.Added)
+	}
+	for _, h := range e.Already {
+		why := "already denied"
+		if allow {
+			why = "already reachable"
+		}
+		if c := e.Coverage[h]; c != "" && c != h {
+			why += " (covered by " + c + ")"
+		}
+		fmt.Fprintf(w, "%s: %s\n", h, why)
+	}
+	for _, h := range e.Added {
+		if c := e.Coverage[h]; !allow && c != "" {
+			fmt.Fprintf(w, "%s is still covered by %s in network.allow; the deny entry wins\n", h, c)
+		}
+	}
+	if e.Note != "" {
+		fmt.Fprintln(w, e.Note)
+	}
+	if !e.Changed {
+		fmt.Fprintln(w, "sandbox.yaml was not changed")
+	}
+	fmt.Fprintln(w)
+	s.Summarize().PrintNetwork(w)
+	return nil
 }

@@ -1,22 +1,328 @@
-// Package secretcmd is `asb secret`.
+// Package secretcmd is `asb secret`: credentials the agent may use without
+// seeing them.
 package secretcmd
 
 import (
 	"errors"
+	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
+	"go.yaml.in/yaml/v3"
 
+	"github.com/agents-sandbox/asb/cmd/asb/internal/boundarycmd"
 	"github.com/agents-sandbox/asb/cmd/asb/internal/cmdutil"
+	"github.com/agents-sandbox/asb/internal/yamledit"
+	"github.com/agents-sandbox/asb/schema"
 )
 
-// NewCmd returns `asb secret`.
+// Options are the parsed command line of `asb secret`.
+type Options struct {
+	Factory *cmdutil.Factory
+	Dir     string
+
+	Name        string
+	Allow       []string
+	Query, Body bool
+	Force       bool
+	setQuery    bool
+	setBody     bool
+}
+
+// NewCmd returns `asb secret` and its subcommands.
 func NewCmd(f *cmdutil.Factory) *cobra.Command {
-	return &cobra.Command{
-		Use:    "secret",
-		Short:  "(not implemented yet)",
-		Hidden: true,
-		RunE: func(*cobra.Command, []string) error {
-			return errors.New("asb secret is not implemented yet")
+	opts := &Options{Factory: f}
+	cmd := &cobra.Command{
+		Use:   "secret <command>",
+		Short: "Bind credentials the agent may use without ever seeing them",
+		Long: `Change secrets.yaml: the credentials the agent may use. The VM only gets a
+placeholder ($MSB_<NAME>) in the variable NAME; the microsandbox proxy swaps
+in the real value on requests to the secret's hosts, and nowhere else.
+
+The real value never goes through asb: put it in secrets.env (host only,
+mode 0600, git-ignored) or export it in your shell. asb writes only the
+binding, value: "${NAME}", to secrets.yaml, and a commented "# NAME=" line
+to secrets.env for you to fill in.`,
+		Example: `  asb secret add GITHUB_TOKEN --allow api.github.com,github.com
+  $EDITOR secrets.env      # GITHUB_TOKEN=...
+  asb secret ls
+  asb secret rm GITHUB_TOKEN`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return &cmdutil.UsageError{Err: errors.New("say what to do: asb secret add|ls|rm (asb secret --help)")}
 		},
 	}
+	boundarycmd.AddDirFlag(cmd, &opts.Dir)
+
+	add := &cobra.Command{
+		Use:   "add NAME --allow HOST[,HOST…] [--query] [--body]",
+		Short: "Bind the credential NAME to the hosts that may receive it",
+		Long: `Bind the credential NAME (an environment variable name) to the hosts that
+may receive it:
+
+  secrets.yaml   NAME: {value: "${NAME}", allow: [HOST…],
+                        substitution: {headers: true, query: …, body: …}}
+  sandbox.yaml   each HOST is added to network.allow (allow-list form only;
+                 under public or open it is reachable already, under none
+                 it is not, and the policy is left alone either way)
+  secrets.env    a commented "# NAME=" line, if NAME has none (the file is
+                 created with mode 0600 when missing); never a value
+
+The value is substituted in request headers; --query and --body also allow
+the URL's query and the request body. A NAME that is bound already is
+refused; --force replaces its hosts (and, when given, --query and --body).`,
+		Example: `  asb secret add GITHUB_TOKEN --allow api.github.com,github.com
+  asb secret add NPM_TOKEN --allow registry.npmjs.org
+  asb secret add MAPS_KEY --allow maps.example.com --query`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Name = args[0]
+			opts.setQuery = cmd.Flags().Changed("query")
+			opts.setBody = cmd.Flags().Changed("body")
+			return runAdd(opts)
+		},
+	}
+	add.Flags().StringSliceVar(&opts.Allow, "allow", nil, "hosts that may receive the value, e.g. api.github.com,github.com (required)")
+	add.Flags().BoolVar(&opts.Query, "query", false, "also substitute the value in the URL's query string")
+	add.Flags().BoolVar(&opts.Body, "body", false, "also substitute the value in request bodies")
+	add.Flags().BoolVar(&opts.Force, "force", false, "replace the hosts of a secret that is bound already")
+	cmd.AddCommand(add)
+
+	cmd.AddCommand(&cobra.Command{
+		Use:     "ls",
+		Aliases: []string{"list"},
+		Short:   "List the secrets: name, hosts, substitution, set or not (never the value)",
+		Long: `List the secrets of secrets.yaml: the name, the hosts that may receive it,
+where in a request it is substituted, and whether the host has a value for
+it ("set": exported in your shell or given in secrets.env; "not set").
+Values are never shown.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runLs(opts)
+		},
+	})
+	cmd.AddCommand(&cobra.Command{
+		Use:     "rm NAME",
+		Aliases: []string{"remove"},
+		Short:   "Remove the binding of NAME from secrets.yaml",
+		Long: `Remove the binding of NAME from secrets.yaml. The VM no longer gets the
+variable. Two things are left as they are, and asb says so: the hosts in
+network.allow (something else may need them: asb network deny HOST removes
+one), and NAME's line in secrets.env, which is yours and may hold the value.`,
+		Example: `  asb secret rm GITHUB_TOKEN`,
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Name = args[0]
+			return runRm(opts)
+		},
+	})
+	return cmd
+}
+
+func runAdd(o *Options) error {
+	if !schema.ValidEnvName(o.Name) {
+		return &cmdutil.UsageError{Err: fmt.Errorf("NAME %q is not an environment variable name: use letters, digits and _, not starting with a digit (e.g. GITHUB_TOKEN)", o.Name)}
+	}
+	hosts := boundarycmd.SplitHosts(o.Allow)
+	if len(hosts) == 0 {
+		return &cmdutil.UsageError{Err: fmt.Errorf("--allow is required: a secret with no host could never be sent anywhere; e.g. asb secret add %s --allow api.example.com", o.Name)}
+	}
+	if err := boundarycmd.CheckHosts("--allow", hosts); err != nil {
+		return &cmdutil.UsageError{Err: err}
+	}
+	s, err := boundarycmd.Open(o.Factory, o.Dir)
+	if err != nil {
+		return err
+	}
+	sdoc, sroot, err := s.Doc(boundarycmd.SecretsFile)
+	if err != nil {
+		return err
+	}
+	existing := yamledit.Get(sroot, o.Name)
+	replaced := false
+	switch {
+	case existing != nil && !o.Force:
+		return fmt.Errorf("secret %s is bound already (to %s); remove it first with asb secret rm %s, or pass --force to replace its hosts",
+			o.Name, strings.Join(yamledit.Strings(yamledit.Get(existing, "allow")), ", "), o.Name)
+	case existing != nil && existing.Kind == yaml.MappingNode:
+		replaced = true
+		yamledit.Set(existing, "allow", hostSeq(hosts), secretKeys)
+		if o.setQuery || o.setBody {
+			sub := yamledit.Get(existing, "substitution")
+			if sub == nil || sub.Kind != yaml.MappingNode {
+				sub = yamledit.Map()
+				yamledit.Set(sub, "headers", yamledit.Bool(true), subKeys)
+				yamledit.Set(existing, "substitution", sub, secretKeys)
+			}
+			if o.setQuery {
+				yamledit.Set(sub, "query", yamledit.Bool(o.Query), subKeys)
+			}
+			if o.setBody {
+				yamledit.Set(sub, "body", yamledit.Bool(o.Body), subKeys)
+			}
+		}
+	default:
+		m := yamledit.Map()
+		yamledit.Set(m, "value", yamledit.Quoted("${"+o.Name+"}"), nil)
+		yamledit.Set(m, "allow", hostSeq(hosts), nil)
+		sub := yamledit.Map()
+		yamledit.Set(sub, "headers", yamledit.Bool(true), nil)
+		yamledit.Set(sub, "query", yamledit.Bool(o.Query), nil)
+		yamledit.Set(sub, "body", yamledit.Bool(o.Body), nil)
+		yamledit.Set(m, "substitution", sub, nil)
+		yamledit.SpaceBefore(yamledit.Set(sroot, o.Name, m, nil))
+	}
+	if err := s.Save(boundarycmd.SecretsFile, sdoc); err != nil {
+		return err
+	}
+
+	ndoc, nroot, err := s.Doc(boundarycmd.SandboxFile)
+	if err != nil {
+		return err
+	}
+	net := boundarycmd.AllowHosts(nroot, hosts)
+	if net.Changed {
+		if err := s.Save(boundarycmd.SandboxFile, ndoc); err != nil {
+			return err
+		}
+	}
+
+	envData, envExists := s.Current(boundarycmd.SecretsEnvFile)
+	envLine := false
+	if !boundarycmd.EnvFileMentions(envData, o.Name) {
+		s.Set(boundarycmd.SecretsEnvFile, appendEnvLine(envData, envExists, o.Name))
+		envLine = true
+	}
+	if err := s.Commit(); err != nil {
+		return err
+	}
+
+	w := o.Factory.IO.Out
+	if replaced {
+		fmt.Fprintf(w, "secrets.yaml: %s now goes to %s\n", o.Name, strings.Join(hosts, ", "))
+	} else {
+		fmt.Fprintf(w, "secrets.yaml: added %s, sent only to %s\n", o.Name, strings.Join(hosts, ", "))
+	}
+	switch {
+	case len(net.Added) > 0:
+		fmt.Fprintf(w, "sandbox.yaml: added to network.allow: %s\n", strings.Join(net.Added, ", "))
+	case net.Refusal != "":
+		fmt.Fprintf(w, "sandbox.yaml: not changed: %s; so %s cannot be used until its hosts are reachable\n", net.Refusal, o.Name)
+	case net.Note != "":
+		fmt.Fprintf(w, "sandbox.yaml: %s\n", net.Note)
+	}
+	if len(net.Removed) > 0 {
+		fmt.Fprintf(w, "sandbox.yaml: removed from network.deny: %s\n", strings.Join(net.Removed, ", "))
+	}
+	if envLine {
+		fmt.Fprintf(w, "secrets.env: added a line \"# %s=\"; uncomment it and fill in the value (or export %s)\n", o.Name, o.Name)
+	}
+	fmt.Fprintln(w)
+	b := s.Summarize()
+	b.PrintSecrets(w)
+	fmt.Fprintln(w)
+	b.PrintNetwork(w)
+	return nil
+}
+
+var (
+	secretKeys = []string{"value", "placeholder", "allow", "substitution", "passthrough", "violation_action", "require_tls_identity"}
+	subKeys    = []string{"headers", "query", "body"}
+)
+
+func hostSeq(hosts []string) *yaml.Node {
+	seq := yamledit.Seq()
+	for _, h := range hosts {
+		seq.Content = append(seq.Content, yamledit.Quoted(h))
+	}
+	return seq
+}
+
+// appendEnvLine adds "# NAME=" to secrets.env's content; the header of a
+// new file says what the file is. No value is ever written.
+func appendEnvLine(data []byte, exists bool, name string) []byte {
+	out := string(data)
+	if !exists || len(data) == 0 {
+		out = "# secrets.env: the real values of the secrets in secrets.yaml.\n" +
+			"# Host only: git-ignored, mode 0600, never mounted into the VM nor copied into\n" +
+			"# an image. A variable exported in your shell wins over this file.\n" +
+			"# Uncomment a line and fill in the value:\n"
+	}
+	if out != "" && !strings.HasSuffix(out, "\n") {
+		out += "\n"
+	}
+	return []byte(out + "# " + name + "=\n")
+}
+
+func runLs(o *Options) error {
+	s, err := boundarycmd.Open(o.Factory, o.Dir)
+	if err != nil {
+		return err
+	}
+	b := s.Summarize()
+	w := o.Factory.IO.Out
+	if len(b.Secrets) == 0 {
+		fmt.Fprintln(w, "no secrets: asb secret add NAME --allow HOST binds one")
+		return nil
+	}
+	width := len("NAME")
+	hw := len("HOSTS")
+	for _, sec := range b.Secrets {
+		width = max(width, len(sec.Name))
+		hw = max(hw, len(strings.Join(sec.Hosts, ",")))
+	}
+	fmt.Fprintf(w, "%-*s  %-*s  %-20s  %s\n", width, "NAME", hw, "HOSTS", "SUBSTITUTION", "VALUE")
+	for _, sec := range b.Secrets {
+		state := "not set"
+		if sec.Set {
+			state = "set (" + sec.From + ")"
+		}
+		fmt.Fprintf(w, "%-*s  %-*s  %-20s  %s\n", width, sec.Name, hw, strings.Join(sec.Hosts, ","), sec.Where(), state)
+	}
+	for _, p := range b.Problems {
+		fmt.Fprintln(o.Factory.IO.ErrOut, p)
+	}
+	return nil
+}
+
+func runRm(o *Options) error {
+	if !schema.ValidEnvName(o.Name) {
+		return &cmdutil.UsageError{Err: fmt.Errorf("NAME %q is not an environment variable name", o.Name)}
+	}
+	s, err := boundarycmd.Open(o.Factory, o.Dir)
+	if err != nil {
+		return err
+	}
+	doc, root, err := s.Doc(boundarycmd.SecretsFile)
+	if err != nil {
+		return err
+	}
+	hosts := yamledit.Strings(yamledit.Get(yamledit.Get(root, o.Name), "allow"))
+	if !yamledit.Delete(root, o.Name) {
+		return fmt.Errorf("no secret %s in secrets.yaml; asb secret ls lists them", o.Name)
+	}
+	if err := s.Save(boundarycmd.SecretsFile, doc); err != nil {
+		return err
+	}
+	if err := s.Commit(); err != nil {
+		return err
+	}
+	w := o.Factory.IO.Out
+	fmt.Fprintf(w, "secrets.yaml: removed %s; the VM no longer gets it\n", o.Name)
+	if left := s.Summarize().Network.Allow; len(left) > 0 {
+		hosts = slices.DeleteFunc(hosts, func(h string) bool { return !slices.Contains(left, h) })
+	} else {
+		hosts = nil
+	}
+	if len(hosts) > 0 {
+		fmt.Fprintf(w, "left in network.allow: %s (something else may need them; asb network deny HOST removes one)\n", strings.Join(hosts, ", "))
+	}
+	envData, _ := s.Current(boundarycmd.SecretsEnvFile)
+	if boundarycmd.EnvFileMentions(envData, o.Name) {
+		fmt.Fprintf(w, "left in secrets.env: the %s line, which is yours (it may hold the value); delete it by hand\n", o.Name)
+	}
+	fmt.Fprintln(w)
+	s.Summarize().PrintSecrets(w)
+	return nil
 }

@@ -1,0 +1,579 @@
+package boundarycmd
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/agents-sandbox/asb/generator"
+	"github.com/agents-sandbox/asb/internal/yamledit"
+	"github.com/agents-sandbox/asb/schema"
+)
+
+// HomeTarget is where the persistent home volume is mounted (by the
+// Taskfile's vm:create, not by sandbox.yaml).
+const HomeTarget = "/home/dev"
+
+// Boundary is what the agent in the VM can reach, as `asb boundary` shows
+// it. It never holds a secret value.
+type Boundary struct {
+	Dir         string       `json:"dir"`
+	Mounts      []MountView  `json:"mounts"`
+	Home        *HomeView    `json:"home,omitempty"`
+	AgentConfig *AgentView   `json:"agent_config,omitempty"`
+	Network     NetworkView  `json:"network"`
+	Ports       []PortView   `json:"ports"`
+	Secrets     []SecretView `json:"secrets"`
+	// Problems are what kept a file from being read in full.
+	Problems []string `json:"problems,omitempty"`
+}
+
+// MountView is one folder the guest sees.
+type MountView struct {
+	Guest  string `json:"guest"`
+	Kind   string `json:"kind"`             // bind, named, tmpfs, disk
+	Source string `json:"source,omitempty"` // as written in sandbox.yaml
+	Host   string `json:"host,omitempty"`   // absolute host path of a bind
+	Access string `json:"access"`           // rw or ro
+	Role   string `json:"role,omitempty"`   // workspace, agent-config
+}
+
+// HomeView is the persistent home volume.
+type HomeView struct {
+	Guest      string `json:"guest"`
+	Volume     string `json:"volume,omitempty"` // empty until asb task creates it
+	Persistent bool   `json:"persistent"`
+	Note       string `json:"note"`
+}
+
+// AgentView says how the agent's config reaches the guest.
+type AgentView struct {
+	Agent    string `json:"agent"`
+	Source   string `json:"source"`
+	Target   string `json:"target"`
+	ReadOnly bool   `json:"read_only"`
+	// HostConfigCopied is always false: the config folder of the outer
+	// folder is bind-mounted; nothing of the host's own agent config (in
+	// $HOME) is copied into the VM.
+	HostConfigCopied bool `json:"host_config_copied"`
+}
+
+// NetworkView is the egress policy.
+type NetworkView struct {
+	// Policy is allow-list (deny all but Allow), public (the public
+	// internet, private ranges blocked), open (everything), none, or
+	// default (no network key: msb's default, the public internet).
+	Policy  string   `json:"policy"`
+	Allow   []string `json:"allow"`
+	Deny    []string `json:"deny"`
+	Summary string   `json:"summary"`
+	// Form is how sandbox.yaml writes it: absent, string, object.
+	Form string `json:"form"`
+}
+
+// PortView is one forwarded port.
+type PortView struct {
+	Spec     string `json:"spec"`
+	Bind     string `json:"bind"`
+	Host     int    `json:"host"`
+	Guest    int    `json:"guest"`
+	Protocol string `json:"protocol"`
+}
+
+// SecretView is one credential binding, by name only.
+type SecretView struct {
+	Name    string   `json:"name"`
+	Hosts   []string `json:"hosts"`
+	Headers bool     `json:"headers"`
+	Query   bool     `json:"query"`
+	Body    bool     `json:"body"`
+	// Set says whether the host has a value (exported, or in secrets.env);
+	// From says where. The value itself is never read into the summary.
+	Set  bool   `json:"set"`
+	From string `json:"from,omitempty"`
+}
+
+// Summarize builds the boundary from the session's current files.
+func (s *Session) Summarize() *Boundary {
+	b := &Boundary{Dir: s.Dir, Mounts: []MountView{}, Ports: []PortView{}, Secrets: []SecretView{}}
+	data, _ := s.Current(SandboxFile)
+	sb, _, probs := schema.LoadSandbox(SandboxFile, data)
+	for _, p := range probs {
+		if p.Severity == schema.SeverityError {
+			b.Problems = append(b.Problems, p.String())
+		}
+	}
+	if sb == nil {
+		sb = &schema.Sandbox{}
+	}
+	agents := s.agentPresets()
+	for _, m := range sb.Mounts {
+		mv := MountView{Guest: m.Target, Access: "rw"}
+		if m.Readonly {
+			mv.Access = "ro"
+		}
+		switch {
+		case m.Bind != "":
+			mv.Kind, mv.Source = "bind", m.Bind
+			mv.Host = s.HostPath(m.Bind)
+		case m.Named != "":
+			mv.Kind, mv.Source = "named", m.Named
+		case m.Tmpfs != nil:
+			mv.Kind, mv.Source = "tmpfs", "memory"
+		default:
+			mv.Kind = "disk" // a disk image: see sandbox.yaml
+		}
+		if mv.Guest == "/workspace" {
+			mv.Role = "workspace"
+		}
+		for _, a := range agents {
+			if mv.Guest == a.MountTarget && mv.Kind == "bind" {
+				mv.Role = "agent-config"
+				b.AgentConfig = &AgentView{Agent: a.Name, Source: mv.Source, Target: mv.Guest, ReadOnly: m.Readonly}
+			}
+		}
+		b.Mounts = append(b.Mounts, mv)
+	}
+	b.Home = s.home()
+	b.Network = NetworkOf(sb.Network)
+	for _, spec := range slices.Concat(sb.Ports, networkPorts(sb.Network)) {
+		p, err := schema.ParsePort(spec)
+		if err != nil {
+			continue
+		}
+		bind := p.Bind
+		if bind == "" {
+			bind = "127.0.0.1"
+		}
+		b.Ports = append(b.Ports, PortView{Spec: spec, Bind: bind, Host: p.Host, Guest: p.Guest, Protocol: p.Protocol})
+	}
+	b.Secrets = s.secrets(&b.Problems)
+	return b
+}
+
+// HostPath returns the absolute host path of a bind source as msb resolves
+// it: relative to the outer folder, where asb task runs msb.
+func (s *Session) HostPath(src string) string {
+	if filepath.IsAbs(src) {
+		return filepath.Clean(src)
+	}
+	return filepath.Join(s.Dir, filepath.FromSlash(src))
+}
+
+func networkPorts(nw *schema.Network) []string {
+	if nw == nil {
+		return nil
+	}
+	return nw.Ports
+}
+
+// NetworkOf interprets the network key as msb 0.7.2 resolves it (observed
+// with `msb inspect`): a string none/public/open; an object with a non-empty
+// allow list denies all other egress (whatever its policy, except open); an
+// object without allow (or with an empty one) is its policy, public by
+// default, minus the deny list. Deny rules come first, so they win.
+func NetworkOf(nw *schema.Network) NetworkView {
+	v := NetworkView{Allow: []string{}, Deny: []string{}}
+	switch {
+	case nw == nil:
+		v.Form, v.Policy = "absent", "default"
+	case nw.Short:
+		v.Form, v.Policy = "string", nw.Policy
+	default:
+		v.Form = "object"
+		v.Allow = append(v.Allow, nw.Allow...)
+		v.Deny = append(v.Deny, nw.Deny...)
+		switch {
+		case nw.Policy == "open":
+			v.Policy = "open"
+		case len(nw.Allow) > 0:
+			v.Policy = "allow-list"
+		case nw.Policy == "":
+			v.Policy = "public"
+		default:
+			v.Policy = nw.Policy
+		}
+	}
+	switch v.Policy {
+	case "allow-list":
+		v.Summary = "egress is denied except to the allowed hosts"
+	case "public":
+		v.Summary = "egress to the whole public internet (private addresses stay blocked)"
+	case "open":
+		v.Summary = "egress to everything, including your host's and your LAN's private addresses"
+	case "none":
+		v.Summary = "no network at all"
+	case "default":
+		v.Summary = "no network key: msb's default, egress to the whole public internet"
+	default:
+		v.Summary = fmt.Sprintf("policy %q", v.Policy)
+	}
+	if len(v.Deny) > 0 && v.Policy != "none" {
+		v.Summary += "; the denied hosts are blocked even when an allow entry covers them"
+	}
+	return v
+}
+
+// Allows reports whether host is reachable under v (exactly, or through a
+// "*.domain" entry), ignoring deny rules.
+func (v NetworkView) Allows(host string) bool {
+	switch v.Policy {
+	case "public", "open", "default":
+		return true
+	case "allow-list":
+		return slices.ContainsFunc(v.Allow, func(a string) bool { return HostMatches(a, host) })
+	}
+	return false
+}
+
+// HostMatches reports whether the allow or deny entry pattern covers host.
+func HostMatches(pattern, host string) bool {
+	pattern, host = strings.ToLower(pattern), strings.ToLower(host)
+	if pattern == host {
+		return true
+	}
+	if suffix, ok := strings.CutPrefix(pattern, "*."); ok {
+		h := strings.TrimPrefix(host, "*.")
+		return strings.HasSuffix(h, "."+suffix) || (strings.HasPrefix(host, "*.") && h == suffix)
+	}
+	return false
+}
+
+func (s *Session) home() *HomeView {
+	h := &HomeView{Guest: HomeTarget, Persistent: true}
+	vars := s.taskVars()
+	if !strings.Contains(vars["_cmd"], HomeTarget) {
+		return nil // this Taskfile mounts no home volume
+	}
+	st := readStateVolume(s.Dir)
+	switch {
+	case st != "":
+		h.Volume = st
+		h.Note = "a named volume, kept when the VM is removed or rebuilt (recorded in .asb/state.yaml)"
+	default:
+		h.Note = "a named volume for this clone of " + cmpOr(vars["PROJECT"], filepath.Base(s.Dir)) +
+			", created by the first `asb task` and kept when the VM is removed or rebuilt"
+	}
+	return h
+}
+
+// readStateVolume reads the home volume asb task recorded for this clone
+// (.asb/state.yaml, home_volume).
+func readStateVolume(dir string) string {
+	raw, err := os.ReadFile(filepath.Join(dir, ".asb", "state.yaml"))
+	if err != nil {
+		return ""
+	}
+	var st struct {
+		HomeVolume string `yaml:"home_volume"`
+	}
+	if yaml.Unmarshal(raw, &st) != nil || !schema.ValidProjectName(st.HomeVolume) {
+		return ""
+	}
+	return st.HomeVolume
+}
+
+// taskVars reads the vars of Taskfile.yml, and under "_cmd" the commands of
+// its vm:create task.
+func (s *Session) taskVars() map[string]string {
+	out := map[string]string{}
+	raw, err := os.ReadFile(filepath.Join(s.Dir, "Taskfile.yml"))
+	if err != nil {
+		return out
+	}
+	var tf struct {
+		Vars  map[string]any `yaml:"vars"`
+		Tasks map[string]struct {
+			Cmds []any `yaml:"cmds"`
+		} `yaml:"tasks"`
+	}
+	if yaml.Unmarshal(raw, &tf) != nil {
+		return out
+	}
+	for k, v := range tf.Vars {
+		if str, ok := v.(string); ok {
+			out[k] = str
+		}
+	}
+	var cmds []string
+	for _, c := range tf.Tasks["vm:create"].Cmds {
+		if str, ok := c.(string); ok {
+			cmds = append(cmds, str)
+		}
+	}
+	out["_cmd"] = strings.Join(cmds, "\n")
+	return out
+}
+
+func (s *Session) agentPresets() []schema.Agent {
+	if s.Templates == nil {
+		return nil
+	}
+	names, err := generator.Agents(s.Templates)
+	if err != nil {
+		return nil
+	}
+	var out []schema.Agent
+	for _, n := range names {
+		if a, err := generator.LoadAgent(s.Templates, n); err == nil {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// AgentTargets returns the guest paths the agent presets mount their config
+// at, e.g. /home/dev/.config/opencode.
+func (s *Session) AgentTargets() []string {
+	var out []string
+	for _, a := range s.agentPresets() {
+		out = append(out, a.MountTarget)
+	}
+	return out
+}
+
+func (s *Session) secrets(problems *[]string) []SecretView {
+	out := []SecretView{}
+	data, ok := s.Current(SecretsFile)
+	if !ok {
+		return out
+	}
+	secs, _, probs := schema.LoadSecrets(SecretsFile, data)
+	for _, p := range probs {
+		if p.Severity == schema.SeverityError {
+			*problems = append(*problems, p.String())
+		}
+	}
+	set := s.EnvFileNames()
+	for _, name := range secretOrder(data, secs) {
+		sec := secs[name]
+		v := SecretView{Name: name, Hosts: append([]string{}, sec.Allow...), Headers: true}
+		if sub := sec.Substitution; sub != nil {
+			v.Headers = sub.Headers == nil || *sub.Headers
+			v.Query = sub.Query != nil && *sub.Query
+			v.Body = sub.Body != nil && *sub.Body
+		}
+		env := name
+		if ref, ok := schema.EnvRef(sec.Value); ok {
+			env = ref
+		}
+		switch {
+		case s.Getenv(env) != "":
+			v.Set, v.From = true, "environment"
+		case set[env]:
+			v.Set, v.From = true, SecretsEnvFile
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// secretOrder lists the secrets in file order.
+func secretOrder(data []byte, secs schema.Secrets) []string {
+	var order []string
+	if d, err := yamledit.Parse(data); err == nil {
+		if root, err := d.Root(); err == nil {
+			for _, k := range yamledit.Keys(root) {
+				if _, ok := secs[k]; ok {
+					order = append(order, k)
+				}
+			}
+		}
+	}
+	for k := range secs {
+		if !slices.Contains(order, k) {
+			order = append(order, k)
+		}
+	}
+	return order
+}
+
+// EnvFileNames returns the variables secrets.env gives a non-empty value
+// (NAME=VALUE or export NAME=VALUE). Only the names leave this function.
+func (s *Session) EnvFileNames() map[string]bool {
+	out := map[string]bool{}
+	data, _ := s.Current(SecretsEnvFile)
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		line = strings.TrimSpace(strings.TrimPrefix(line, "export "))
+		name, val, ok := strings.Cut(line, "=")
+		name = strings.TrimSpace(name)
+		val = strings.Trim(strings.TrimSpace(val), `"'`)
+		if ok && schema.ValidEnvName(name) && val != "" {
+			out[name] = true
+		}
+	}
+	return out
+}
+
+// EnvFileMentions reports whether secrets.env has a line for name, set or
+// commented out ("NAME=", "# NAME=", "export NAME=").
+func EnvFileMentions(data []byte, name string) bool {
+	for line := range strings.SplitSeq(string(data), "\n") {
+		l := strings.TrimSpace(line)
+		l = strings.TrimSpace(strings.TrimPrefix(l, "#"))
+		l = strings.TrimSpace(strings.TrimPrefix(l, "export "))
+		if n, _, ok := strings.Cut(l, "="); ok && strings.TrimSpace(n) == name {
+			return true
+		}
+	}
+	return false
+}
+
+// Print writes the whole boundary, one section after the other.
+func (b *Boundary) Print(w io.Writer) {
+	fmt.Fprintf(w, "What the agent in the VM can reach (%s):\n\n", b.Dir)
+	b.PrintMounts(w)
+	fmt.Fprintln(w)
+	b.PrintNetwork(w)
+	fmt.Fprintln(w)
+	b.PrintPorts(w)
+	fmt.Fprintln(w)
+	b.PrintSecrets(w)
+	for _, p := range b.Problems {
+		fmt.Fprintf(w, "\n%s", p)
+	}
+	if len(b.Problems) > 0 {
+		fmt.Fprintln(w, "\n(some of the files could not be read in full; `asb validate` explains)")
+	}
+}
+
+// PrintMounts writes the files section.
+func (b *Boundary) PrintMounts(w io.Writer) {
+	fmt.Fprintln(w, "Files (guest path, access, from):")
+	width := len(HomeTarget)
+	for _, m := range b.Mounts {
+		width = max(width, len(m.Guest))
+	}
+	for _, m := range b.Mounts {
+		from := m.Source
+		switch m.Kind {
+		case "named":
+			from = "volume " + m.Source
+		case "tmpfs":
+			from = "memory (tmpfs, emptied at each start)"
+		case "disk":
+			from = "a disk image (see sandbox.yaml)"
+		}
+		note := ""
+		switch m.Role {
+		case "workspace":
+			note = "  your project"
+		case "agent-config":
+			note = "  the agent's config: a read-only bind of this folder's copy; nothing of your host's own config is copied"
+			if m.Access == "rw" {
+				note = "  the agent's config, WRITABLE: the agent can change its own settings (add readonly: true)"
+			}
+		}
+		fmt.Fprintf(w, "  %-*s  %s  %s%s\n", width, m.Guest, m.Access, from, note)
+	}
+	if h := b.Home; h != nil {
+		vol := h.Volume
+		if vol == "" {
+			vol = "(not created yet)"
+		}
+		fmt.Fprintf(w, "  %-*s  rw  volume %s: %s\n", width, h.Guest, vol, h.Note)
+	}
+	if b.AgentConfig == nil {
+		fmt.Fprintln(w, "  No agent config folder is mounted; nothing of your host's agent config is copied either.")
+	}
+	fmt.Fprintln(w, "  Nothing else of the host: not the rest of this folder (secrets.env, secrets.yaml), not your $HOME.")
+}
+
+// PrintNetwork writes the egress section.
+func (b *Boundary) PrintNetwork(w io.Writer) {
+	n := b.Network
+	fmt.Fprintf(w, "Network: %s.\n", n.Summary)
+	if n.Policy == "allow-list" {
+		fmt.Fprintln(w, "  allowed hosts:")
+		for _, h := range n.Allow {
+			fmt.Fprintf(w, "    %s\n", h)
+		}
+	}
+	if len(n.Deny) > 0 {
+		fmt.Fprintln(w, "  denied hosts:")
+		for _, h := range n.Deny {
+			fmt.Fprintf(w, "    %s\n", h)
+		}
+	}
+}
+
+// PrintPorts writes the forwarded ports.
+func (b *Boundary) PrintPorts(w io.Writer) {
+	if len(b.Ports) == 0 {
+		fmt.Fprintln(w, "Ports: none forwarded (nothing on the host connects into the VM).")
+		return
+	}
+	fmt.Fprintln(w, "Ports forwarded from the host into the VM:")
+	for _, p := range b.Ports {
+		note := ""
+		if p.Bind != "127.0.0.1" {
+			note = "  (reachable from other machines, not only this one)"
+		}
+		fmt.Fprintf(w, "  %s:%d → guest %d/%s%s\n", p.Bind, p.Host, p.Guest, p.Protocol, note)
+	}
+}
+
+// PrintSecrets writes the secrets by name, never their values.
+func (b *Boundary) PrintSecrets(w io.Writer) {
+	if len(b.Secrets) == 0 {
+		fmt.Fprintln(w, "Secrets: none.")
+		return
+	}
+	fmt.Fprintln(w, "Secrets (the VM sees a placeholder; the proxy sends the value only to the hosts):")
+	width := 4
+	for _, s := range b.Secrets {
+		width = max(width, len(s.Name))
+	}
+	for _, s := range b.Secrets {
+		state := "not set"
+		if s.Set {
+			state = "set in " + s.From
+		}
+		fmt.Fprintf(w, "  %-*s  → %s  (in %s; %s)\n", width, s.Name, strings.Join(s.Hosts, ", "), s.Where(), state)
+	}
+}
+
+// Where says in which parts of a request the value is substituted.
+func (s SecretView) Where() string {
+	var parts []string
+	if s.Headers {
+		parts = append(parts, "headers")
+	}
+	if s.Query {
+		parts = append(parts, "query")
+	}
+	if s.Body {
+		parts = append(parts, "body")
+	}
+	if len(parts) == 0 {
+		return "nowhere"
+	}
+	return strings.Join(parts, ", ")
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// IsUnder reports whether p is q or inside q (both clean and slash-separated
+// guest paths).
+func IsUnder(p, q string) bool {
+	p, q = path.Clean(p), path.Clean(q)
+	return p == q || q == "/" || strings.HasPrefix(p, q+"/")
+}
