@@ -340,3 +340,51 @@ func valuesOf(m map[string]string) []string {
 	}
 	return out
 }
+
+// TestNetworkForms covers the policies other than the allow list: what
+// msb 0.7.2 makes of them was observed with msb inspect (deny rules come
+// first; an object without allow is its policy, public by default).
+func TestNetworkForms(t *testing.T) {
+	base := "image: x\nmounts:\n  - bind: ./workspace\n    target: /workspace\n  - bind: ./opencode\n    target: /home/dev/.config/opencode\n    readonly: true\n"
+	for _, tc := range []struct {
+		name, network string
+		args          []string
+		wantCode      int
+		wantNetwork   string // the network part of sandbox.yaml afterwards
+		wantOut       string
+	}{
+		{"public deny becomes an object", "network: public  # for now\n", []string{"network", "deny", "ads.example.com"}, 0,
+			"network: # for now\n  policy: public\n  deny:\n    - \"ads.example.com\"\n", "added to network.deny: ads.example.com"},
+		{"absent deny adds an explicit public policy", "", []string{"network", "deny", "ads.example.com"}, 0,
+			"\nnetwork:\n  policy: public\n  deny:\n    - \"ads.example.com\"\n", "added to network.deny"},
+		{"public allow changes nothing", "network: public\n", []string{"network", "allow", "a.example.com"}, 0,
+			"network: public\n", "reachable without an allow entry"},
+		{"allow takes a host out of deny", "network:\n  policy: public\n  deny: [a.example.com, b.example.com]\n", []string{"network", "allow", "a.example.com"}, 0,
+			"network:\n  policy: public\n  deny: [b.example.com]\n", "removed from network.deny: a.example.com"},
+		{"none refuses allow", "network: none\n", []string{"network", "allow", "a.example.com"}, 1,
+			"network: none\n", ""},
+		{"none: deny has nothing to do", "network: none\n", []string{"network", "deny", "a.example.com"}, 0,
+			"network: none\n", "already denied"},
+		{"wildcard: covered host is denied explicitly", "network:\n  allow:\n    - \"*.example.com\"\n    - opencode.ai\n", []string{"network", "deny", "api.example.com"}, 0,
+			"network:\n  allow:\n    - \"*.example.com\"\n    - opencode.ai\n  deny:\n    - \"api.example.com\"\n", "still covered by *.example.com"},
+		{"wildcard covers a new host", "network:\n  allow:\n    - \"*.example.com\"\n    - opencode.ai\n", []string{"network", "allow", "api.example.com"}, 0,
+			"network:\n  allow:\n    - \"*.example.com\"\n    - opencode.ai\n", "already reachable (covered by *.example.com)"},
+		{"secret under public leaves the policy", "network: public\n", []string{"secret", "add", "TOKEN", "--allow", "api.example.com"}, 0,
+			"network: public\n", "reachable without an allow entry"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, map[string]string{"OPENCODE_API_KEY": "x", "TOKEN": "y"})
+			h.write("sandbox.yaml", base+tc.network)
+			code := h.run(tc.args...)
+			if code != tc.wantCode {
+				t.Fatalf("exit %d, want %d\n%s%s", code, tc.wantCode, h.out.String(), h.err.String())
+			}
+			if diff := cmp.Diff(base+tc.wantNetwork, h.read("sandbox.yaml")); diff != "" {
+				t.Errorf("sandbox.yaml (-want +got):\n%s", diff)
+			}
+			if !strings.Contains(h.out.String(), tc.wantOut) {
+				t.Errorf("stdout %q does not say %q", h.out.String(), tc.wantOut)
+			}
+		})
+	}
+}
