@@ -1,6 +1,8 @@
 package runner
 
 import (
+	"io/fs"
+	"os"
 	"os/exec"
 	"strings"
 )
@@ -13,17 +15,42 @@ type Builder struct {
 }
 
 // DetectBuilder picks the builder: $ASB_BUILDER (and $ASB_BUILD_ARGS) when
-// set, else docker when it is on PATH, else podman.
+// set; else docker when it is on PATH and its daemon's socket exists
+// ($DOCKER_HOST or /var/run/docker.sock; a docker client without a daemon
+// cannot build); else podman when it is on PATH; else docker, whose error
+// then says what is missing. It runs no process: the warm path stays cheap.
 func DetectBuilder(getenv func(string) string, lookPath func(string) (string, error)) Builder {
 	if lookPath == nil {
 		lookPath = exec.LookPath
 	}
 	b := Builder{Command: strings.TrimSpace(getenv("ASB_BUILDER")), BuildArgs: strings.TrimSpace(getenv("ASB_BUILD_ARGS"))}
-	if b.Command == "" {
+	if b.Command != "" {
+		return b
+	}
+	_, docker := lookPath("docker")
+	_, podman := lookPath("podman")
+	switch {
+	case docker == nil && dockerDaemon(getenv("DOCKER_HOST")):
+		b.Command = "docker"
+	case podman == nil:
 		b.Command = "podman"
-		if _, err := lookPath("docker"); err == nil {
-			b.Command = "docker"
-		}
+	default:
+		b.Command = "docker"
 	}
 	return b
+}
+
+// dockerDaemon reports whether a docker daemon's socket is there. A
+// non-unix DOCKER_HOST (tcp://, ssh://) is taken as reachable.
+func dockerDaemon(host string) bool {
+	sock := "/var/run/docker.sock"
+	if host != "" {
+		p, ok := strings.CutPrefix(host, "unix://")
+		if !ok {
+			return true
+		}
+		sock = p
+	}
+	fi, err := os.Stat(sock)
+	return err == nil && fi.Mode().Type() == fs.ModeSocket
 }

@@ -51,13 +51,18 @@ func (e *UnknownTaskError) Error() string {
 
 // TaskFailedError is a task whose command failed; Code is its exit code.
 type TaskFailedError struct {
-	Task string
-	Code int
-	Err  error
+	Task     string
+	Code     int
+	Err      error
+	NeededBy []string // the tasks that depended on it, outermost first
 }
 
 func (e *TaskFailedError) Error() string {
-	return fmt.Sprintf("task %s failed: %v", e.Task, e.Err)
+	msg := fmt.Sprintf("task %s failed: %v", e.Task, e.Err)
+	if len(e.NeededBy) > 0 {
+		msg += fmt.Sprintf(" (needed by %s)", strings.Join(e.NeededBy, " → "))
+	}
+	return msg
 }
 
 func (e *TaskFailedError) Unwrap() error { return e.Err }
@@ -212,9 +217,29 @@ func explainRun(ctx context.Context, err error, yes bool) error {
 	if strings.Contains(msg, "no terminal") && !yes {
 		return fmt.Errorf("%w: this task asks before it deletes anything; run it in a terminal or pass --yes", err)
 	}
-	var run *taskerrors.TaskRunError
-	if errors.As(err, &run) {
-		return &TaskFailedError{Task: run.TaskName, Code: run.TaskExitCode(), Err: run.Err}
+	// go-task nests one TaskRunError per task in the chain; name the task
+	// that failed, and the chain that needed it.
+	var chain []string
+	var inner *taskerrors.TaskRunError
+	for e := err; ; {
+		var run *taskerrors.TaskRunError
+		if !errors.As(e, &run) {
+			break
+		}
+		chain = append(chain, run.TaskName)
+		inner, e = run, run.Err
 	}
-	return err
+	if inner == nil {
+		return err
+	}
+	cause := inner.Err
+	var ee interface{ ExitCode() int }
+	if errors.As(cause, &ee) || strings.HasPrefix(cause.Error(), "exit status") {
+		cause = fmt.Errorf("its command failed (%w); see its output above", cause)
+	}
+	f := &TaskFailedError{Task: inner.TaskName, Code: inner.TaskExitCode(), Err: cause}
+	if len(chain) > 1 {
+		f.NeededBy = chain[:len(chain)-1]
+	}
+	return f
 }

@@ -1,0 +1,420 @@
+package taskcmd_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agents-sandbox/asb/cmd/asb/internal/cmdutil"
+	"github.com/agents-sandbox/asb/cmd/asb/internal/root"
+	"github.com/agents-sandbox/asb/generator"
+	"github.com/agents-sandbox/asb/internal/fakes"
+	"github.com/agents-sandbox/asb/runner"
+	"github.com/agents-sandbox/asb/schema"
+	"github.com/agents-sandbox/asb/templates"
+)
+
+// fakeBin is the stand-in for msb, docker and podman (package fakes),
+// built once by TestMain.
+var fakeBin string
+
+// beAsbEnv makes the test binary run as asb: vm:create calls asb (its own
+// executable, this test binary) to validate the folder.
+const beAsbEnv = "ASB_TASKCMD_TEST_BE_ASB"
+
+// TestMain builds the stand-ins once.
+func TestMain(m *testing.M) {
+	if os.Getenv(beAsbEnv) == "1" {
+		os.Exit(root.Main(context.Background(), os.Args[1:], cmdutil.System()))
+	}
+	dir, err := os.MkdirTemp("", "asb-fakes-")
+	if err != nil {
+		panic(err)
+	}
+	fakeBin, err = fakes.Build(dir)
+	if err != nil {
+		os.RemoveAll(dir)
+		panic(err)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// sandbox is an outer folder with stand-ins on PATH.
+type sandbox struct {
+	t     *testing.T
+	dir   string
+	state string
+	bin   string
+}
+
+func newSandbox(t *testing.T, opts schema.InitOptions) *sandbox {
+	t.Helper()
+	base := t.TempDir()
+	s := &sandbox{t: t, dir: filepath.Join(base, "demo"), state: filepath.Join(base, "state"), bin: filepath.Join(base, "bin")}
+	plan, err := generator.Render(templates.FS, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := generator.Apply(context.Background(), s.dir, plan, generator.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := fakes.Link(fakeBin, s.bin); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(beAsbEnv, "1")
+	t.Setenv("PATH", s.bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	t.Setenv(fakes.StateEnv, s.state)
+	t.Setenv(fakes.NoBootEnv, "")
+	t.Setenv("ASB_BUILDER", "docker")
+	t.Setenv("ASB_BUILD_ARGS", "")
+	t.Setenv("OPENCODE_API_KEY", "canary-opencode-key-5f1d")
+	t.Setenv("HOME", filepath.Join(base, "home"))
+	return s
+}
+
+// run runs `asb ARGS` in the outer folder (or sub, relative to it) and
+// returns stdout, stderr and the exit code.
+func (s *sandbox) run(sub string, args ...string) (string, string, int) {
+	s.t.Helper()
+	var out, errOut bytes.Buffer
+	io := &cmdutil.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}
+	s.t.Chdir(filepath.Join(s.dir, sub))
+	code := root.Main(context.Background(), args, io)
+	return out.String(), errOut.String(), code
+}
+
+// calls returns the recorded tool invocations since the last reset, as
+// "tool subcommand" strings, and resets the log.
+func (s *sandbox) calls() []fakes.Call {
+	s.t.Helper()
+	calls, err := fakes.Calls(s.state)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	if err := fakes.ResetCalls(s.state); err != nil {
+		s.t.Fatal(err)
+	}
+	return calls
+}
+
+// summary turns calls into "msb create", "docker build", ….
+func summary(calls []fakes.Call) []string {
+	var out []string
+	for _, c := range calls {
+		word := c[1]
+		for _, a := range c[1:] {
+			if !strings.HasPrefix(a, "-") {
+				word = a
+				break
+			}
+		}
+		if (word == "image" || word == "volume") && len(c) > 2 {
+			for _, a := range c[2:] {
+				if !strings.HasPrefix(a, "-") {
+					word += " " + a
+					break
+				}
+			}
+		}
+		out = append(out, c[0]+" "+word)
+	}
+	// The two ends of `docker save | msb load` start together, in either order.
+	for i := 0; i+1 < len(out); i++ {
+		if out[i] == "msb load" && strings.HasSuffix(out[i+1], " save") {
+			out[i], out[i+1] = out[i+1], out[i]
+		}
+	}
+	return out
+}
+
+func (s *sandbox) identity() runner.Identity {
+	s.t.Helper()
+	id, err := runner.ResolveIdentity(s.dir, "opencode", time.Now(), false)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return id
+}
+
+func mustRun(t *testing.T, s *sandbox, args ...string) string {
+	t.Helper()
+	out, errOut, code := s.run("", args...)
+	if code != 0 {
+		t.Fatalf("asb %s: exit %d\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), code, out, errOut)
+	}
+	return out
+}
+
+func find(calls []fakes.Call, tool, sub string) []fakes.Call {
+	var out []fakes.Call
+	for _, c := range calls {
+		if c[0] == tool && len(c) > 1 && c[1] == sub {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func TestAgentColdThenWarm(t *testing.T) {
+	s := newSandbox(t, generator.DefaultOptions("opencode", "demo"))
+	out := mustRun(t, s, "task", "agent", "--", "--model", "x y")
+	id := s.identity()
+
+	cold := s.calls()
+	want := []string{
+		"msb inspect",          // vm:create status: no VM yet
+		"msb image inspect",    // image:load status: not loaded
+		"docker image inspect", // image:build status: not built
+		"docker build",         // image:build
+		"docker save",          // image:load, piped into
+		"msb load",             //   msb load
+		"msb volume inspect",   // home:create status
+		"msb volume create",    // home:create
+		"msb create",           // vm:create
+		"msb status",           // vm:start status: running already
+		"msb exec",             // agent
+	}
+	if got := summary(cold); !slices.Equal(got, want) {
+		t.Fatalf("cold run invoked\n  %s\nwant\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
+	}
+	exec := find(cold, "msb", "exec")[0]
+	wantExec := []string{"msb", "exec", "-t", "-u", "dev", "-w", "/workspace", id.VM, "--", "opencode", "--model", "x y"}
+	if !slices.Equal(exec, wantExec) {
+		t.Errorf("exec argv = %q, want %q", exec, wantExec)
+	}
+	if !strings.Contains(out, "fake-exec["+id.VM+"]: opencode --model x y") {
+		t.Errorf("the agent's output did not reach asb's stdout: %q", out)
+	}
+	create := find(cold, "msb", "create")[0].String()
+	for _, part := range []string{
+		"create " + id.Image + " --name " + id.VM + " --replace",
+		"--conf sandbox.yaml --secret-conf secrets.yaml",
+		"--mount-named " + id.HomeVolume + ":/home/dev",
+		"--mount-owned /var/lib/containers:kind=disk,size=8G",
+	} {
+		if !strings.Contains(create, part) {
+			t.Errorf("msb create lacks %q:\n%s", part, create)
+		}
+	}
+	build := find(cold, "docker", "build")[0]
+	if build[len(build)-1] != "toolchain" {
+		t.Errorf("the build context is %q, want toolchain (only)", build[len(build)-1])
+	}
+
+	// Warm: nothing to build, load or create; only the checks and the exec.
+	mustRun(t, s, "task", "agent")
+	warm := summary(s.calls())
+	if want := []string{"msb inspect", "msb status", "msb exec"}; !slices.Equal(warm, want) {
+		t.Fatalf("warm run invoked %q, want %q", warm, want)
+	}
+	if len(warm) > 4 {
+		t.Fatalf("warm run made %d tool invocations, the budget is 4", len(warm))
+	}
+	t.Logf("warm asb task agent: %d tool invocations (%s)", len(warm), strings.Join(warm, ", "))
+}
+
+func TestEditsRedoWhatDependsOnThem(t *testing.T) {
+	s := newSandbox(t, generator.DefaultOptions("opencode", "demo"))
+	mustRun(t, s, "task", "agent")
+	s.calls()
+
+	// A changed Dockerfile: rebuild, reload, recreate.
+	df := filepath.Join(s.dir, "toolchain", "Dockerfile")
+	raw, err := os.ReadFile(df)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(df, append(raw, []byte("RUN echo changed\n")...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mustRun(t, s, "task", "agent")
+	got := summary(s.calls())
+	for _, w := range []string{"docker build", "docker save", "msb load", "msb create", "msb exec"} {
+		if !slices.Contains(got, w) {
+			t.Errorf("after a Dockerfile edit, %q did not run; ran %q", w, got)
+		}
+	}
+	if slices.Contains(got, "msb volume create") {
+		t.Errorf("a Dockerfile edit recreated the home volume: %q", got)
+	}
+
+	// A changed sandbox.yaml: recreate the VM, nothing else.
+	sb := filepath.Join(s.dir, "sandbox.yaml")
+	raw, err = os.ReadFile(sb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(sb, bytes.Replace(raw, []byte("cpus: 2"), []byte("cpus: 3"), 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mustRun(t, s, "task", "agent")
+	got = summary(s.calls())
+	if !slices.Contains(got, "msb create") {
+		t.Errorf("editing sandbox.yaml did not recreate the VM: %q", got)
+	}
+	for _, w := range []string{"docker build", "msb load"} {
+		if slices.Contains(got, w) {
+			t.Errorf("editing sandbox.yaml ran %q: %q", w, got)
+		}
+	}
+}
+
+func TestStoppedVMIsStartedNotRecreated(t *testing.T) {
+	s := newSandbox(t, generator.DefaultOptions("opencode", "demo"))
+	mustRun(t, s, "task", "agent")
+	mustRun(t, s, "task", "vm:stop")
+	s.calls()
+	mustRun(t, s, "task", "agent")
+	got := summary(s.calls())
+	if want := []string{"msb inspect", "msb status", "msb start", "msb exec"}; !slices.Equal(got, want) {
+		t.Fatalf("with a stopped VM, agent ran %q, want %q", got, want)
+	}
+}
+
+func TestDryRunsNothing(t *testing.T) {
+	s := newSandbox(t, generator.DefaultOptions("opencode", "demo"))
+	_, errOut, code := s.run("", "task", "--dry", "agent", "--", "--model", "x")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if calls := s.calls(); len(calls) != 0 {
+		t.Fatalf("--dry invoked tools: %v", calls)
+	}
+	id := s.identity()
+	for _, w := range []string{"docker build", "msb load", "msb create " + id.Image, "msb exec -t -u dev -w /workspace " + id.VM + " -- opencode --model x"} {
+		if !strings.Contains(errOut, w) {
+			t.Errorf("--dry did not print %q:\n%s", w, errOut)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(s.dir, runner.StatePath)); err == nil {
+		t.Errorf("--dry recorded %s", runner.StatePath)
+	}
+}
+
+func TestSecretsEnvFeedsCreateAndEnvironmentWins(t *testing.T) {
+	s := newSandbox(t, generator.DefaultOptions("opencode", "demo"))
+	t.Setenv("OPENCODE_API_KEY", "")
+	os.Unsetenv("OPENCODE_API_KEY")
+	// Without a value anywhere, msb create refuses, as the real one does.
+	_, errOut, code := s.run("", "task", "vm:create")
+	if code == 0 || !strings.Contains(errOut, "OPENCODE_API_KEY") {
+		t.Fatalf("create without the key: exit %d, stderr %q", code, errOut)
+	}
+	if err := os.WriteFile(filepath.Join(s.dir, "secrets.env"), []byte("OPENCODE_API_KEY=from-the-file\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s.calls()
+	mustRun(t, s, "task", "vm:create")
+	if got := summary(s.calls()); !slices.Contains(got, "msb create") {
+		t.Fatalf("vm:create with the key in secrets.env did not create: %q", got)
+	}
+	// An exported value wins over the file: go-task does not override the
+	// environment with a dotenv file, and the stand-in sees the variable.
+	vm, err := fakes.VM(s.state, s.identity().VM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := vm.SecretSHA256["OPENCODE_API_KEY"]; got != fakes.Digest("from-the-file") {
+		t.Fatalf("create saw the key %s, want secrets.env's", got)
+	}
+	t.Setenv("OPENCODE_API_KEY", "from-the-environment")
+	mustRun(t, s, "task", "--force", "vm:create")
+	if vm, err = fakes.VM(s.state, s.identity().VM); err != nil {
+		t.Fatal(err)
+	}
+	if got := vm.SecretSHA256["OPENCODE_API_KEY"]; got != fakes.Digest("from-the-environment") {
+		t.Fatalf("create saw the key %s, want the exported one (it wins over secrets.env)", got)
+	}
+}
+
+func TestFromASubfolderAndUnknownTask(t *testing.T) {
+	s := newSandbox(t, generator.DefaultOptions("opencode", "demo"))
+	if err := os.MkdirAll(filepath.Join(s.dir, "workspace", "src", "pkg"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out, _, code := s.run("workspace/src/pkg", "task", "--list")
+	if code != 0 || !strings.Contains(out, "vm:create") || !strings.Contains(out, "Start opencode in the VM") {
+		t.Fatalf("--list from a subfolder: exit %d\n%s", code, out)
+	}
+	_, errOut, code := s.run("", "task", "agnet")
+	if code == 0 || !strings.Contains(errOut, `no task "agnet"`) || !strings.Contains(errOut, "agent, ") {
+		t.Fatalf("unknown task: exit %d, stderr %q", code, errOut)
+	}
+	if n := strings.Count(strings.TrimSpace(errOut), "\n"); n != 0 {
+		t.Errorf("unknown task printed %d lines, want one:\n%s", n+1, errOut)
+	}
+	if calls := s.calls(); len(calls) != 0 {
+		t.Errorf("an unknown task invoked tools: %v", calls)
+	}
+}
+
+func TestBrokenTaskfileNamesFileAndLine(t *testing.T) {
+	s := newSandbox(t, generator.DefaultOptions("opencode", "demo"))
+	tf := filepath.Join(s.dir, "Taskfile.yml")
+	raw, err := os.ReadFile(tf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	broken := strings.Replace(string(raw), "  image:build:\n", "  image:build:\n   bad: [\n", 1)
+	if err := os.WriteFile(tf, []byte(broken), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, errOut, code := s.run("", "task", "agent")
+	if code == 0 || !strings.Contains(errOut, "Taskfile.yml") || !strings.Contains(errOut, ":") {
+		t.Fatalf("broken Taskfile: exit %d, stderr %q", code, errOut)
+	}
+	t.Logf("broken Taskfile error: %s", errOut)
+}
+
+func TestExecNeedsACommandAndFailingCommandExitCode(t *testing.T) {
+	s := newSandbox(t, generator.DefaultOptions("opencode", "demo"))
+	mustRun(t, s, "task", "vm:create")
+	s.calls()
+	_, errOut, code := s.run("", "task", "vm:exec")
+	if code == 0 || !strings.Contains(errOut, "say what to run") {
+		t.Fatalf("vm:exec without a command: exit %d, stderr %q", code, errOut)
+	}
+	out := mustRun(t, s, "task", "vm:exec", "--", "busybox", "echo", "ok")
+	if !strings.Contains(out, "busybox echo ok") {
+		t.Errorf("vm:exec output: %q", out)
+	}
+}
+
+func TestHomeResetAsksUnlessYes(t *testing.T) {
+	s := newSandbox(t, generator.DefaultOptions("opencode", "demo"))
+	mustRun(t, s, "task", "vm:create")
+	s.calls()
+	_, errOut, code := s.run("", "task", "home:reset")
+	if code == 0 || !strings.Contains(errOut, "--yes") {
+		t.Fatalf("home:reset without a terminal or --yes: exit %d, stderr %q", code, errOut)
+	}
+	if calls := summary(s.calls()); slices.Contains(calls, "msb volume rm") {
+		t.Fatalf("home:reset removed the volume without asking: %q", calls)
+	}
+	mustRun(t, s, "task", "--yes", "home:reset")
+	got := summary(s.calls())
+	for _, w := range []string{"msb remove", "msb volume rm", "msb volume create"} {
+		if !slices.Contains(got, w) {
+			t.Errorf("home:reset --yes did not run %q: %q", w, got)
+		}
+	}
+}
+
+func TestTwoClonesGetTheirOwnNames(t *testing.T) {
+	a := newSandbox(t, generator.DefaultOptions("opencode", "demo"))
+	b := newSandbox(t, generator.DefaultOptions("opencode", "demo"))
+	ida, idb := a.identity(), b.identity()
+	if ida.VM == idb.VM || ida.Image == idb.Image || ida.BuildTag == idb.BuildTag {
+		t.Fatalf("two clones share names: %+v / %+v", ida, idb)
+	}
+	if !strings.HasPrefix(ida.VM, "demo-") || !strings.HasSuffix(ida.VM, "-opencode") {
+		t.Errorf("VM name %q is not <slug>-opencode", ida.VM)
+	}
+}
