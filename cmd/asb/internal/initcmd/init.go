@@ -7,11 +7,14 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/agents-sandbox/asb/cmd/asb/internal/cmdutil"
 	"github.com/agents-sandbox/asb/generator"
@@ -73,7 +76,13 @@ FILE.orig copy. Known agents: ` + strings.Join(agents, ", ") + `.`,
 
   # Allow one more host, forward the dev server's port
   asb init --agent opencode --allow registry.npmjs.org --port 5173:5173 myproj`,
-		Args: cobra.MaximumNArgs(1),
+		Args: func(c *cobra.Command, args []string) error {
+			if len(args) > 1 {
+				return &cmdutil.UsageError{Err: fmt.Errorf("init takes one DIR, got %d arguments (%s): quote a path with spaces; run '%s --help' for usage",
+					len(args), strings.Join(args, " "), c.CommandPath())}
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
 				opts.Dir = args[0]
@@ -84,6 +93,10 @@ FILE.orig copy. Known agents: ` + strings.Join(agents, ", ") + `.`,
 			return Run(cmd.Context(), opts)
 		},
 	}
+	// One line per mistake, the usage hint on the same line.
+	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return &cmdutil.UsageError{Err: flagError(c, err)}
+	})
 	fl := cmd.Flags()
 	fl.StringVar(&opts.Init.Agent, "agent", "", "agent preset: "+strings.Join(agents, ", ")+" (required)")
 	fl.StringVar(&opts.Init.Name, "name", "", "project name: VM, volume and image names derive from it (default: the folder's name)")
@@ -128,6 +141,9 @@ func Run(ctx context.Context, o *Options) error {
 		}
 		o.Init.Secrets = append(o.Init.Secrets, spec)
 	}
+	if err := checkWorkspaceArg(o.Init.Workspace); err != nil {
+		return err
+	}
 	if o.Init.Workspace != "" && !looksLikeURL(o.Init.Workspace) {
 		src, err := filepath.Abs(o.Init.Workspace)
 		if err != nil {
@@ -145,6 +161,14 @@ func Run(ctx context.Context, o *Options) error {
 	if o.Init.Workspace != "" {
 		if err := checkWorkspaceEmpty(dir); err != nil {
 			return err
+		}
+	}
+	needGit := o.Init.Workspace != "" || (!o.NoGit && !runner.IsRepoRoot(dir))
+	if needGit && !o.DryRun {
+		// Before anything is written: a missing git would otherwise fail
+		// after the folder is laid down.
+		if _, err := exec.LookPath(gitBin(o.Git)); err != nil {
+			return fmt.Errorf("git is not installed (or not on PATH): install it, or pass --no-git (and drop --workspace)")
 		}
 	}
 	wopts := generator.WriteOptions{DryRun: o.DryRun, Force: o.Force}
@@ -178,17 +202,25 @@ func Run(ctx context.Context, o *Options) error {
 		defer os.RemoveAll(tmp)
 		clone = filepath.Join(tmp, "workspace")
 		if err := o.Git.Clone(ctx, o.Init.Workspace, clone); err != nil {
-			return fmt.Errorf("--workspace: %w", err)
+			return &cloneError{src: o.Init.Workspace, err: err}
 		}
 	}
-	existed := dirExists(dir)
+	// The outermost folder this run creates (DIR or one of its parents):
+	// removing it undoes the run when a step after Apply fails.
+	created := ""
+	for p := dir; !dirExists(p); p = filepath.Dir(p) {
+		created = p
+		if filepath.Dir(p) == p {
+			break
+		}
+	}
 	changes, err := generator.Apply(ctx, dir, plan, wopts)
 	if err != nil {
 		return err
 	}
 	undo := func(cause error) error {
-		if !existed {
-			_ = os.RemoveAll(dir)
+		if created != "" {
+			_ = os.RemoveAll(created)
 		}
 		return cause
 	}
@@ -261,7 +293,7 @@ func report(w io.Writer, changes []generator.Change, dry bool) {
 	}
 	for _, c := range changes {
 		name := c.Path
-		if c.Mode.IsDir() || strings.HasSuffix(name, "/") {
+		if c.Dir && !strings.HasSuffix(name, "/") {
 			name += "/"
 		}
 		line := fmt.Sprintf("%-15s %04o  %s", verb[c.Action], c.Mode.Perm(), name)
@@ -315,6 +347,76 @@ func existingParent(dir string) (string, error) {
 func dirExists(p string) bool {
 	fi, err := os.Stat(p)
 	return err == nil && fi.IsDir()
+}
+
+// flagError rewords pflag's errors: "invalid argument "x" for "--cpus" flag:
+// strconv.ParseInt: parsing "x": invalid syntax" becomes one plain line.
+func flagError(c *cobra.Command, err error) error {
+	hint := fmt.Sprintf("run '%s --help' for usage", c.CommandPath())
+	var iv *pflag.InvalidValueError
+	if errors.As(err, &iv) {
+		want := "a valid " + iv.GetFlag().Value.Type()
+		switch iv.GetFlag().Value.Type() {
+		case "int":
+			want = "a whole number"
+		case "bool":
+			want = "true or false"
+		}
+		return fmt.Errorf("--%s %q is invalid: give %s; %s", iv.GetFlag().Name, iv.GetValue(), want, hint)
+	}
+	return fmt.Errorf("%w; %s", err, hint)
+}
+
+// cloneError is a failed `git clone` of --workspace, told in one line: the
+// first line git printed (its "fatal: …"), not the temporary paths.
+type cloneError struct {
+	src string
+	err error
+}
+
+func (e *cloneError) Error() string {
+	why := e.err.Error()
+	var te *runner.ToolError
+	if errors.As(e.err, &te) {
+		for line := range strings.SplitSeq(te.Output, "\n") {
+			if line = strings.TrimSpace(line); line != "" {
+				why = line
+				break
+			}
+		}
+	}
+	return fmt.Sprintf("--workspace: git clone %s failed: %s", e.src, why)
+}
+
+func (e *cloneError) Unwrap() error { return e.err }
+
+// ExitCode is 1, like any other failed init, not git's own 128.
+func (e *cloneError) ExitCode() int { return 1 }
+
+// checkWorkspaceArg refuses a --workspace that would put a credential or a
+// control character into README.md and workspace/.git/config.
+func checkWorkspaceArg(ws string) error {
+	if ws == "" {
+		return nil
+	}
+	if strings.IndexFunc(ws, func(r rune) bool { return r < 0x20 || r == 0x7f }) >= 0 {
+		return &schema.FieldError{Field: "--workspace", Value: ws, Fix: "a URL or path cannot hold control characters"}
+	}
+	if u, err := url.Parse(ws); err == nil && u.User != nil {
+		if _, hasPassword := u.User.Password(); hasPassword {
+			// The value is not echoed: it holds a password or token.
+			return &schema.FieldError{Field: "--workspace",
+				Fix: "the URL holds a password or token, which would be written to README.md and workspace/.git/config; drop it and let git's credential helper or SSH supply it"}
+		}
+	}
+	return nil
+}
+
+func gitBin(g runner.Git) string {
+	if g.Bin != "" {
+		return g.Bin
+	}
+	return "git"
 }
 
 func looksLikeURL(s string) bool {
