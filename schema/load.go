@@ -155,7 +155,7 @@ func (l *loader) syntaxError(data []byte, err error) {
 			}
 		}
 	}
-	if n := strings.Count(string(data), "\n") + 1; p.Line > n {
+	if n := countLines(data); p.Line > n {
 		p.Line, p.Col = n, 0
 	}
 	l.probs = append(l.probs, p)
@@ -979,4 +979,18 @@ func envGuess(name string) string {
 		return name
 	}
 	return "VAR"
+}
+
+// countLines counts lines as YAML does: \r\n, \r, \n, NEL, LS and PS each
+// end one.
+func countLines(data []byte) int {
+	n := 1
+	s := strings.ReplaceAll(string(data), "\r\n", "\n")
+	for _, r := range s {
+		switch r {
+		case '\n', '\r', '\u0085', '\u2028', '\u2029':
+			n++
+		}
+	}
+	return n
 }

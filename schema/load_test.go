@@ -151,7 +151,7 @@ func seedOptions() []schema.InitOptions {
 // checkPositions fails when a problem does not point into data.
 func checkPositions(t *testing.T, file string, data []byte, probs []schema.Problem) {
 	t.Helper()
-	lines := strings.Count(string(data), "\n") + 1
+	lines := yamlLines(data)
 	for _, p := range probs {
 		if p.File == "" || p.Msg == "" || (p.Severity != schema.SeverityError && p.Severity != schema.SeverityWarning) {
 			t.Fatalf("malformed problem %#v", p)
@@ -163,6 +163,20 @@ func checkPositions(t *testing.T, file string, data []byte, probs []schema.Probl
 			t.Fatalf("problem outside the file (%d lines): %s", lines, p)
 		}
 	}
+}
+
+// yamlLines counts lines as YAML does: \r\n, \r, \n, NEL, LS and PS each
+// end one.
+func yamlLines(data []byte) int {
+	s := strings.ReplaceAll(string(data), "\r\n", "\n")
+	n := 1
+	for _, r := range s {
+		switch r {
+		case '\n', '\r', '\u0085', '\u2028', '\u2029':
+			n++
+		}
+	}
+	return n
 }
 
 func FuzzLoadSandbox(f *testing.F) {

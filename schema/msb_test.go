@@ -9,45 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agents-sandbox/asb/internal/testenv"
 	"github.com/agents-sandbox/asb/schema"
 )
-
-// findMsb returns the real msb 0.7.2: $ASB_TOOLS_DIR/bin/msb, then PATH,
-// then the copy unpacked on the development machines. In CI (CI=true) a
-// missing msb fails the test instead of skipping it.
-func findMsb(t *testing.T) string {
-	t.Helper()
-	var candidates []string
-	if d := os.Getenv("ASB_TOOLS_DIR"); d != "" {
-		candidates = append(candidates, filepath.Join(d, "bin", "msb"))
-	}
-	if p, err := exec.LookPath("msb"); err == nil {
-		candidates = append(candidates, p)
-	}
-	candidates = append(candidates, "/tmp/msbdl/package/bin/msb")
-	for _, c := range candidates {
-		if fi, err := os.Stat(c); err == nil && !fi.IsDir() {
-			return c
-		}
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatal("msb 0.7.2 not found ($ASB_TOOLS_DIR/bin/msb or PATH); run make tools")
-	}
-	t.Skip("msb 0.7.2 not found; run make tools (CI fails here)")
-	return ""
-}
-
-// shortHome is a fresh MSB_HOME with a short path: msb derives Unix
-// socket paths from it, which must stay under 108 bytes.
-func shortHome(t *testing.T) string {
-	t.Helper()
-	d, err := os.MkdirTemp("", "msb")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = os.RemoveAll(d) })
-	return d
-}
 
 // msbAccepts runs `msb create IMAGE --conf FILE --pull never` with a private
 // MSB_HOME and reports whether msb got past reading the config. The image
@@ -58,7 +22,7 @@ func msbAccepts(t *testing.T, msb, dir, conf string) (bool, string) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, msb, "create", "asb-test-none:latest", "--name", "asb-agree", "--conf", conf, "--pull", "never")
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "MSB_HOME="+shortHome(t))
+	cmd.Env = append(os.Environ(), "MSB_HOME="+testenv.MSBHome(t))
 	out, err := cmd.CombinedOutput()
 	s := strings.TrimSpace(string(out))
 	if err == nil {
@@ -83,7 +47,7 @@ func msbAccepts(t *testing.T, msb, dir, conf string) (bool, string) {
 // And checks msb never makes (the boundary: mounts of the outer folder or
 // $HOME, literal secrets, open networks) are CheckDir's, not compared here.
 func TestRealMsbAgreesOnSandboxYAML(t *testing.T) {
-	msb := findMsb(t)
+	msb := testenv.MSB(t)
 	good := map[string]string{
 		"generated":         goodSandbox,
 		"network string":    "network: public\n",
@@ -212,7 +176,7 @@ func TestRealMsbAgreesOnSandboxYAML(t *testing.T) {
 // TestRealMsbAgreesOnSecretsYAML does the same for --secret-conf. msb checks
 // an unset variable only after the image, so every case exports FOO.
 func TestRealMsbAgreesOnSecretsYAML(t *testing.T) {
-	msb := findMsb(t)
+	msb := testenv.MSB(t)
 	dir := t.TempDir()
 	conf := filepath.Join(dir, "sandbox.yaml")
 	if err := os.WriteFile(conf, []byte("cpus: 1\n"), 0o644); err != nil {
@@ -250,7 +214,7 @@ func TestRealMsbAgreesOnSecretsYAML(t *testing.T) {
 			cmd := exec.CommandContext(ctx, msb, "create", "asb-test-none:latest", "--name", "asb-agree", "--conf", conf,
 				"--secret-conf", sec, "--pull", "never")
 			cmd.Dir = dir
-			cmd.Env = append(os.Environ(), "MSB_HOME="+shortHome(t), "FOO=x")
+			cmd.Env = append(os.Environ(), "MSB_HOME="+testenv.MSBHome(t), "FOO=x")
 			out, _ := cmd.CombinedOutput()
 			msbOK := strings.Contains(string(out), "image not cached")
 			if msbOK != tc.ok {
