@@ -48,13 +48,13 @@ func TestMain(m *testing.M) {
 
 // sandbox is an outer folder with stand-ins on PATH.
 type sandbox struct {
-	t     *testing.T
+	t     testing.TB
 	dir   string
 	state string
 	bin   string
 }
 
-func newSandbox(t *testing.T, opts schema.InitOptions) *sandbox {
+func newSandbox(t testing.TB, opts schema.InitOptions) *sandbox {
 	t.Helper()
 	base := t.TempDir()
 	s := &sandbox{t: t, dir: filepath.Join(base, "demo"), state: filepath.Join(base, "state"), bin: filepath.Join(base, "bin")}
@@ -416,5 +416,47 @@ func TestTwoClonesGetTheirOwnNames(t *testing.T) {
 	}
 	if !strings.HasPrefix(ida.VM, "demo-") || !strings.HasSuffix(ida.VM, "-opencode") {
 		t.Errorf("VM name %q is not <slug>-opencode", ida.VM)
+	}
+}
+
+func TestInterruptStopsTheRunningCommand(t *testing.T) {
+	s := newSandbox(t, generator.DefaultOptions("opencode", "demo"))
+	tf := filepath.Join(s.dir, "Taskfile.yml")
+	raw, err := os.ReadFile(tf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	extra := "\n  wait:\n    desc: sleeps\n    cmds:\n      - 'sh -c \"echo \\$\\$ > " + pidFile + "; exec sleep 30\"'\n"
+	if err := os.WriteFile(tf, append(raw, extra...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		for range 100 {
+			if _, err := os.Stat(pidFile); err == nil {
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		cancel() // what Ctrl-C does: main's signal.NotifyContext
+	}()
+	var out, errOut bytes.Buffer
+	t.Chdir(s.dir)
+	start := time.Now()
+	code := root.Main(ctx, []string{"task", "wait"}, &cmdutil.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut})
+	if took := time.Since(start); took > 10*time.Second {
+		t.Fatalf("interrupt took %s to stop the task", took)
+	}
+	if code == 0 || !strings.Contains(errOut.String(), "interrupted") {
+		t.Fatalf("interrupted task: exit %d, stderr %q", code, errOut.String())
+	}
+	pid, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat("/proc/" + strings.TrimSpace(string(pid))); err == nil {
+		t.Fatalf("the interrupted command (pid %s) still runs", strings.TrimSpace(string(pid)))
 	}
 }
