@@ -102,6 +102,11 @@ func (c *checker) at(file string, n *yaml.Node, sev Severity, field, fix, format
 	if n != nil {
 		p.Line, p.Col = n.Line, n.Column
 	}
+	for _, l := range []*loader{c.sbL, c.secL} {
+		if l != nil && l.file == file && l.lines > 0 && p.Line > l.lines {
+			p.Line, p.Col = l.lines, 0
+		}
+	}
 	c.add(p)
 }
 

@@ -42,6 +42,7 @@ type loader struct {
 	file  string
 	probs []Problem
 	at    map[string]*yaml.Node
+	lines int // of the file, once parsed: positions are clamped to it
 	// mountIndex[i] is the index in the file's mounts list of Sandbox.Mounts[i]
 	// (entries with problems are left out of Sandbox.Mounts).
 	mountIndex []int
@@ -55,6 +56,10 @@ func (l *loader) add(n *yaml.Node, sev Severity, field, fix, format string, args
 	p := Problem{File: l.file, Severity: sev, Field: field, Msg: fmt.Sprintf(format, args...), Fix: fix}
 	if n != nil {
 		p.Line, p.Col = n.Line, n.Column
+	}
+	if l.lines > 0 && p.Line > l.lines {
+		// yaml.v3 puts an implicit null after the last line.
+		p.Line, p.Col = l.lines, 0
 	}
 	l.probs = append(l.probs, p)
 }
@@ -72,6 +77,7 @@ var (
 // refuses. It returns the document's top node, nil when there is nothing
 // usable (the problems say why).
 func (l *loader) parse(data []byte) *yaml.Node {
+	l.lines = countLines(data)
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil {
@@ -342,6 +348,10 @@ func (l *loader) mapping(n *yaml.Node, field string, keys []string, fn func(key 
 			continue
 		}
 		name := k.Value
+		if k.ShortTag() == "!!null" || name == "" {
+			l.errf(k, field, "give the key a name", "%s: a key is empty", orFile(field))
+			continue
+		}
 		path := joinField(field, name)
 		if first, dup := seen[name]; dup {
 			l.errf(k, path, fmt.Sprintf("remove one of them (the first is on line %d)", first.Line), "key %s is given twice", name)
