@@ -10,10 +10,14 @@ import (
 	"github.com/agents-sandbox/asb/generator"
 )
 
-// buildAsb compiles asb itself, as a user runs it.
-func buildAsb(b *testing.B) string {
+// buildAsb compiles asb itself, as a user runs it, once per test binary
+// (into binDir; a later call finds it there).
+func buildAsb(b testing.TB) string {
 	b.Helper()
-	out := filepath.Join(b.TempDir(), "asb")
+	out := filepath.Join(binDir, "asb")
+	if _, err := os.Stat(out); err == nil {
+		return out
+	}
 	if msg, err := exec.Command("go", "build", "-o", out, "github.com/agents-sandbox/asb/cmd/asb").CombinedOutput(); err != nil {
 		b.Fatalf("build asb: %v\n%s", err, msg)
 	}

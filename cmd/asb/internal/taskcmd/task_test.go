@@ -14,14 +14,16 @@ import (
 	"github.com/agents-sandbox/asb/cmd/asb/internal/root"
 	"github.com/agents-sandbox/asb/generator"
 	"github.com/agents-sandbox/asb/internal/fakes"
+	"github.com/agents-sandbox/asb/internal/testenv"
 	"github.com/agents-sandbox/asb/runner"
 	"github.com/agents-sandbox/asb/schema"
 	"github.com/agents-sandbox/asb/templates"
 )
 
-// fakeBin is the stand-in for msb, docker and podman (package fakes),
-// built once by TestMain.
-var fakeBin string
+// fakeBin is the stand-in for msb, docker and podman (package fakes), and
+// binDir the folder it is built in, once, by TestMain (asb too, on first
+// use: see buildAsb).
+var fakeBin, binDir string
 
 // beAsbEnv makes the test binary run as asb: vm:create calls asb (its own
 // executable, this test binary) to validate the folder.
@@ -36,12 +38,14 @@ func TestMain(m *testing.M) {
 	if err != nil {
 		panic(err)
 	}
+	binDir = dir
 	fakeBin, err = fakes.Build(dir)
 	if err != nil {
 		os.RemoveAll(dir)
 		panic(err)
 	}
 	code := m.Run()
+	testenv.StopDocker()
 	os.RemoveAll(dir)
 	os.Exit(code)
 }

@@ -1,0 +1,328 @@
+package taskcmd_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agents-sandbox/asb/internal/testenv"
+	"github.com/agents-sandbox/asb/runner"
+)
+
+// Canary values: they must never appear outside the host's environment.
+const (
+	canaryOpenCode = "canary-oc-7c1e0a"
+	canaryGitHub   = "canary-gh-93b2f4"
+)
+
+// realFolder lays down an outer folder with the real asb binary and puts a
+// FROM scratch busybox image in toolchain/, as a user may edit it.
+func realFolder(t *testing.T, asb string, env []string) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "proj")
+	testenv.Run(t, context.Background(), filepath.Dir(dir), env, asb, "init", "--agent", "opencode",
+		"--secret", "GITHUB_TOKEN@api.github.com,github.com", dir)
+	bb := testenv.BusyboxContext(t)
+	tc := filepath.Join(dir, "toolchain")
+	if err := os.RemoveAll(tc); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.CopyFS(tc, os.DirFS(bb)); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// virtualization reports whether this host can boot a microVM (msb needs
+// KVM with vmx/svm; asb doctor reports the same).
+func virtualization() bool {
+	raw, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		return false
+	}
+	for _, f := range strings.Fields(string(raw)) {
+		if f == "vmx" || f == "svm" {
+			return true
+		}
+	}
+	return false
+}
+
+func msbImages(t *testing.T, msb string, env []string) []string {
+	t.Helper()
+	out := testenv.Run(t, context.Background(), "", env, msb, "image", "ls", "--format", "json")
+	var images []map[string]any
+	if err := json.Unmarshal(out, &images); err != nil {
+		t.Fatalf("msb image ls --format json: %v\n%s", err, out)
+	}
+	var refs []string
+	for _, im := range images {
+		for _, k := range []string{"reference", "Reference", "ref"} {
+			if r, ok := im[k].(string); ok {
+				refs = append(refs, r)
+			}
+		}
+	}
+	return refs
+}
+
+// TestRealTaskImageBuildAndLoad runs `asb task image:load` (which builds
+// first) with real podman and real docker into the real msb, and checks
+// the image is in `msb image ls` under the reference the VM is created from.
+func TestRealTaskImageBuildAndLoad(t *testing.T) {
+	msb := testenv.MSB(t)
+	asb := buildAsb(t)
+	for _, builder := range []string{"podman", "docker"} {
+		t.Run(builder, func(t *testing.T) {
+			start := time.Now()
+			env := testenv.MSBEnv(t)
+			switch builder {
+			case "podman":
+				env = testenv.WithEnv(env, "ASB_BUILDER="+strings.Join(testenv.Podman(t), " "),
+					"ASB_BUILD_ARGS="+strings.Join(testenv.PodmanBuildArgs(), " "))
+			case "docker":
+				_, denv := testenv.Docker(t)
+				env = testenv.WithEnv(env, "ASB_BUILDER=docker", "DOCKER_HOST="+envValue(denv, "DOCKER_HOST"))
+			}
+			dir := realFolder(t, asb, env)
+			testenv.Run(t, context.Background(), dir, env, asb, "task", "image:load")
+			id, err := runner.ResolveIdentity(dir, "opencode", time.Now(), false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if refs := msbImages(t, msb, env); !slices.Contains(refs, id.Image) {
+				t.Fatalf("after image:load, msb image ls has %q, want %q", refs, id.Image)
+			}
+			// Up to date now: a second run neither builds nor loads.
+			_, stderr, err := testenv.RunErr(context.Background(), dir, env, nil, asb, "task", "image:load")
+			if err != nil || !strings.Contains(string(stderr), `Task "image:load" is up to date`) {
+				t.Fatalf("second image:load: %v\n%s", err, stderr)
+			}
+			t.Logf("%s: build + load + up-to-date check took %s", builder, time.Since(start).Round(time.Millisecond))
+		})
+	}
+}
+
+// TestRealTaskVMCreate runs `asb task vm:create` against the real msb: the
+// generated files parse, the home volume and the VM record exist, and the
+// boundary msb will enforce is exactly the one asb promised.
+func TestRealTaskVMCreate(t *testing.T) {
+	msb := testenv.MSB(t)
+	asb := buildAsb(t)
+	start := time.Now()
+	env := testenv.WithEnv(testenv.MSBEnv(t),
+		"ASB_BUILDER="+strings.Join(testenv.Podman(t), " "),
+		"ASB_BUILD_ARGS="+strings.Join(testenv.PodmanBuildArgs(), " "),
+		"OPENCODE_API_KEY="+canaryOpenCode, "GITHUB_TOKEN="+canaryGitHub)
+	dir := realFolder(t, asb, env)
+	_, stderr, err := testenv.RunErr(context.Background(), dir, env, nil, asb, "task", "vm:create")
+	id, ierr := runner.ResolveIdentity(dir, "opencode", time.Now(), false)
+	if ierr != nil {
+		t.Fatal(ierr)
+	}
+	if virtualization() {
+		if err != nil {
+			t.Fatalf("vm:create on a host with virtualization: %v\n%s", err, stderr)
+		}
+		out := testenv.Run(t, context.Background(), dir, env, asb, "task", "vm:exec", "--", "busybox", "echo", "ok")
+		if strings.TrimSpace(string(out)) != "ok" {
+			t.Fatalf("vm:exec -- busybox echo ok printed %q", out)
+		}
+	} else {
+		// Exactly the failure of a host without CPU virtualization: the
+		// config was accepted and the boot failed.
+		if err == nil {
+			t.Fatalf("vm:create succeeded on a host without CPU virtualization:\n%s", stderr)
+		}
+		for _, want := range []string{asb + " validate .", `failed to start "` + id.VM + `"`, "task vm:create failed"} {
+			if !strings.Contains(string(stderr), want) {
+				t.Errorf("vm:create stderr lacks %q:\n%s", want, stderr)
+			}
+		}
+		for _, bad := range []string{"unknown field", "invalid sandbox configuration", "invalid config", "image not cached"} {
+			if strings.Contains(string(stderr), bad) {
+				t.Errorf("msb rejected the generated config (%q):\n%s", bad, stderr)
+			}
+		}
+	}
+	testenv.Run(t, context.Background(), dir, env, msb, "volume", "inspect", id.HomeVolume)
+	raw := testenv.Run(t, context.Background(), dir, env, msb, "inspect", id.VM, "--format", "json")
+	var rec struct {
+		Config struct {
+			Mounts []struct {
+				Type    string `json:"type"`
+				Host    string `json:"host"`
+				Guest   string `json:"guest"`
+				Name    string `json:"name"`
+				Options struct {
+					Readonly bool `json:"readonly"`
+				} `json:"options"`
+			} `json:"mounts"`
+			Network struct {
+				Policy struct {
+					DefaultEgress string `json:"default_egress"`
+					Rules         []struct {
+						Action      string            `json:"action"`
+						Destination map[string]string `json:"destination"`
+					} `json:"rules"`
+				} `json:"policy"`
+				Secrets struct {
+					Secrets []struct {
+						EnvVar string `json:"env_var"`
+						Value  string `json:"value"`
+						Source struct {
+							Kind string `json:"kind"`
+							Var  string `json:"var"`
+						} `json:"source"`
+					} `json:"secrets"`
+				} `json:"secrets"`
+			} `json:"network"`
+		} `json:"config"`
+	}
+	if err := json.Unmarshal(raw, &rec); err != nil {
+		t.Fatalf("msb inspect: %v\n%s", err, raw)
+	}
+	var mounts []string
+	for _, m := range rec.Config.Mounts {
+		src := "-"
+		switch m.Type {
+		case "Bind":
+			src = strings.TrimPrefix(filepath.Clean(m.Host), dir+"/")
+		case "Named":
+			src = m.Name
+		}
+		mode := "rw"
+		if m.Options.Readonly {
+			mode = "ro"
+		}
+		mounts = append(mounts, m.Type+" "+src+" "+m.Guest+" "+mode)
+	}
+	slices.Sort(mounts)
+	wantMounts := []string{
+		"Bind opencode /home/dev/.config/opencode ro",
+		"Bind workspace /workspace rw",
+		"Named " + id.HomeVolume + " /home/dev rw",
+		"Owned - /var/lib/containers rw",
+	}
+	if !slices.Equal(mounts, wantMounts) {
+		t.Errorf("msb's mounts:\n  %s\nwant exactly:\n  %s", strings.Join(mounts, "\n  "), strings.Join(wantMounts, "\n  "))
+	}
+	if got := rec.Config.Network.Policy.DefaultEgress; got != "deny" {
+		t.Errorf("default egress %q, want deny", got)
+	}
+	var allowed []string
+	for _, r := range rec.Config.Network.Policy.Rules {
+		if r.Action == "allow" {
+			allowed = append(allowed, r.Destination["domain"])
+		}
+	}
+	slices.Sort(allowed)
+	if want := []string{"api.github.com", "github.com", "opencode.ai"}; !slices.Equal(allowed, want) {
+		t.Errorf("allowed domains %q, want %q", allowed, want)
+	}
+	var secrets []string
+	for _, s := range rec.Config.Network.Secrets.Secrets {
+		if s.Source.Kind != "env" || s.Value != "" {
+			t.Errorf("secret %s: source %q, value %q; want an env reference with no value", s.EnvVar, s.Source.Kind, s.Value)
+		}
+		secrets = append(secrets, s.EnvVar)
+	}
+	slices.Sort(secrets)
+	if want := []string{"GITHUB_TOKEN", "OPENCODE_API_KEY"}; !slices.Equal(secrets, want) {
+		t.Errorf("secrets %q, want %q", secrets, want)
+	}
+	for _, root := range []string{envValue(env, "MSB_HOME"), dir} {
+		if hits := grepTree(t, root, canaryOpenCode, canaryGitHub); len(hits) > 0 {
+			t.Errorf("a secret value was written to disk: %s", strings.Join(hits, ", "))
+		}
+	}
+	t.Logf("vm:create against the real msb took %s (virtualization: %v)", time.Since(start).Round(time.Millisecond), virtualization())
+}
+
+func envValue(env []string, key string) string {
+	for i := len(env) - 1; i >= 0; i-- {
+		if v, ok := strings.CutPrefix(env[i], key+"="); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// grepTree lists the files under root that hold any of needles. Every
+// byte of data is read, but holes of sparse files (msb's multi-GiB disk
+// images) are skipped with SEEK_DATA/SEEK_HOLE: they hold only zeros.
+func grepTree(t *testing.T, root string, needles ...string) []string {
+	t.Helper()
+	var hits []string
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return nil //nolint:nilerr // unreadable entries (sockets, races) hold nothing to find
+		}
+		found, err := fileContains(p, needles)
+		if err != nil {
+			t.Errorf("grep %s: %v", p, err)
+		}
+		if found {
+			hits = append(hits, p)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return hits
+}
+
+func fileContains(path string, needles []string) (bool, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	longest := 0
+	for _, n := range needles {
+		longest = max(longest, len(n))
+	}
+	buf := make([]byte, 1<<20)
+	var off int64
+	for {
+		data, err := f.Seek(off, seekData)
+		if err != nil {
+			return false, nil //nolint:nilerr // ENXIO: no data after off
+		}
+		hole, err := f.Seek(data, seekHole)
+		if err != nil {
+			return false, err
+		}
+		// Read [data, hole) in chunks that overlap by the longest needle.
+		for pos := data; pos < hole; {
+			n, err := f.ReadAt(buf[:min(int64(len(buf)), hole-pos)], pos)
+			for _, nd := range needles {
+				if bytes.Contains(buf[:n], []byte(nd)) {
+					return true, nil
+				}
+			}
+			if err != nil || n == 0 {
+				break
+			}
+			if pos+int64(n) >= hole {
+				break
+			}
+			pos += int64(max(n-longest, 1))
+		}
+		off = hole
+	}
+}
+
+// lseek whence values for sparse files (Linux).
+const (
+	seekData = 3
+	seekHole = 4
+)
