@@ -251,7 +251,11 @@ func (t *txn) run(ctx context.Context, root string, plan *Plan, changes []Change
 				return err
 			}
 		}
-		tmp, err := t.stage(dst, f.Content, f.Mode)
+		// Only a file that replaces one needs its data on disk before the
+		// rename: a crash could otherwise leave it empty where the old
+		// content was. A new file has nothing to lose, and skipping the
+		// fsync makes a fresh init several times faster.
+		tmp, err := t.stage(dst, f.Content, f.Mode, act != Create)
 		if err != nil {
 			return err
 		}
@@ -265,11 +269,11 @@ func (t *txn) run(ctx context.Context, root string, plan *Plan, changes []Change
 	manDst := filepath.Join(root, filepath.FromSlash(ManifestPath))
 	// An unchanged record is left alone, so a re-init that changes nothing
 	// writes nothing.
-	if cur, err := os.ReadFile(manDst); err != nil || !bytes.Equal(cur, manBytes) {
+	if cur, rerr := os.ReadFile(manDst); rerr != nil || !bytes.Equal(cur, manBytes) {
 		if err := t.mkdirAll(filepath.Dir(manDst)); err != nil {
 			return err
 		}
-		manTmp, err := t.stage(manDst, manBytes, ModeFile)
+		manTmp, err := t.stage(manDst, manBytes, ModeFile, rerr == nil)
 		if err != nil {
 			return err
 		}
@@ -305,7 +309,7 @@ func (t *txn) mkdirAll(dir string) error {
 }
 
 // stage writes content to a new temporary file in dst's folder.
-func (t *txn) stage(dst string, content []byte, mode fs.FileMode) (string, error) {
+func (t *txn) stage(dst string, content []byte, mode fs.FileMode, sync bool) (string, error) {
 	f, err := os.CreateTemp(filepath.Dir(dst), "."+filepath.Base(dst)+".asb-*")
 	if err != nil {
 		return "", err
@@ -319,15 +323,17 @@ func (t *txn) stage(dst string, content []byte, mode fs.FileMode) (string, error
 		f.Close()
 		return "", err
 	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return "", err
+	if sync {
+		if err := f.Sync(); err != nil {
+			f.Close()
+			return "", err
+		}
 	}
 	return f.Name(), f.Close()
 }
 
 func (t *txn) stageAndMove(dst string, content []byte, mode fs.FileMode) error {
-	tmp, err := t.stage(dst, content, mode)
+	tmp, err := t.stage(dst, content, mode, true)
 	if err != nil {
 		return err
 	}
