@@ -1,0 +1,190 @@
+package doctorcmd
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"os"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"github.com/agents-sandbox/asb/cmd/asb/internal/cmdutil"
+	"github.com/agents-sandbox/asb/runner"
+)
+
+// host is a fake runner.Host: a Linux box with msb, docker and podman;
+// virt and kvm say whether the CPU flag and /dev/kvm are there.
+type host struct {
+	virt, kvm bool
+}
+
+func (h host) GOOS() string { return "linux" }
+func (h host) LookPath(n string) (string, error) {
+	switch n {
+	case "msb", "docker", "podman":
+		return "/opt/bin/" + n, nil
+	}
+	return "", errors.New("not found")
+}
+func (h host) EvalSymlinks(p string) (string, error) { return p, nil }
+func (h host) Glob(string) ([]string, error)         { return []string{"/opt/lib/libkrunfw.so.5.6.1"}, nil }
+func (h host) Stat(p string) (fs.FileInfo, error) {
+	if p == "/dev/kvm" && h.kvm {
+		return fstest.MapFS{"kvm": {Mode: fs.ModeDevice | fs.ModeCharDevice | 0o666}}.Stat("kvm")
+	}
+	return nil, fs.ErrNotExist
+}
+func (h host) OpenRW(string) error { return nil }
+func (h host) ReadFile(string) ([]byte, error) {
+	if h.virt {
+		return []byte("flags\t: fpu vmx\n"), nil
+	}
+	return []byte("flags\t: fpu\n"), nil
+}
+func (h host) Run(_ context.Context, name string, args ...string) ([]byte, []byte, error) {
+	switch strings.Join(append([]string{name}, args...), " ") {
+	case "/opt/bin/msb --version":
+		return []byte("msb 0.7.2\n"), nil, nil
+	case "/opt/bin/msb doctor":
+		if h.virt && h.kvm {
+			return nil, nil, nil
+		}
+		return nil, []byte("error: CPU virtualization is not available\n"), errors.New("exit status 1")
+	case "/opt/bin/docker version --format {{.Server.Version}}":
+		return []byte("20.10.24\n"), nil, nil
+	}
+	return nil, nil, errors.New("exit status 1")
+}
+func (h host) Getenv(string) string            { return "" }
+func (h host) Getwd() (string, error)          { return "/home/u/proj", nil }
+func (h host) FreeDisk(string) (uint64, error) { return 5 << 30, nil }
+
+func run(t *testing.T, h runner.Host, format string) (string, error) {
+	t.Helper()
+	var out bytes.Buffer
+	err := Run(context.Background(), &Options{IO: &cmdutil.IOStreams{Out: &out, ErrOut: &out}, Host: h, Format: format})
+	return out.String(), err
+}
+
+func TestTableNoVirtualization(t *testing.T) {
+	out, err := run(t, host{}, "table")
+	if cmdutil.ExitCode(err) != 1 {
+		t.Errorf("exit code %d (err %v), want 1", cmdutil.ExitCode(err), err)
+	}
+	want := `✓ msb                 /opt/bin/msb
+✓ msb version         0.7.2
+✓ libkrunfw           /opt/lib/libkrunfw.so.5.6.1
+✗ /dev/kvm            missing
+                      fix: load the KVM module (modprobe kvm_intel or kvm_amd) on a machine with CPU virtualization; in a container or CI job the host must pass /dev/kvm through
+✗ CPU virtualization  missing: no vmx or svm flag in /proc/cpuinfo, so microVMs cannot boot here
+                      fix: enable virtualization (Intel VT-x / AMD-V) in the BIOS or UEFI; inside a VM, turn on nested virtualization on its host, or use a machine that has it
+✓ image builder       docker 20.10.24, daemon reachable
+! free disk           5.0 GiB free in /home/u/proj
+                      fix: images, microsandbox's layer cache and the VM's disks need room: free up space (at least 10 GiB) or work on a bigger disk
+! msb doctor          reports: CPU virtualization is not available
+                      fix: run ` + "`msb doctor`" + ` for its details (and ` + "`msb doctor --fix`" + ` for the fixes it knows)
+
+The agent cannot run on this machine: /dev/kvm, CPU virtualization.
+`
+	if out != want {
+		t.Errorf("output:\n%s\nwant:\n%s", out, want)
+	}
+}
+
+func TestTableAllGood(t *testing.T) {
+	out, err := run(t, host{virt: true, kvm: true}, "table")
+	if err != nil {
+		t.Errorf("err = %v, want nil (warnings do not fail)", err)
+	}
+	if !strings.Contains(out, "✓ CPU virtualization  Intel VT-x (vmx)\n") || !strings.Contains(out, "✓ /dev/kvm            present and writable\n") ||
+		!strings.HasSuffix(out, "\nThis machine can run the agent.\n") || strings.Contains(out, "✗") {
+		t.Errorf("output:\n%s", out)
+	}
+}
+
+func TestJSON(t *testing.T) {
+	out, err := run(t, host{kvm: true}, "json")
+	if cmdutil.ExitCode(err) != 1 {
+		t.Errorf("exit code %d, want 1", cmdutil.ExitCode(err))
+	}
+	var got struct {
+		OK       bool     `json:"ok"`
+		Blocking []string `json:"blocking"`
+		Checks   []struct {
+			Name, Status, Detail, Fix string
+			Blocking                  bool
+		} `json:"checks"`
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, out)
+	}
+	if got.OK || len(got.Blocking) != 1 || got.Blocking[0] != runner.CheckVirt || len(got.Checks) != 8 {
+		t.Errorf("report = %+v", got)
+	}
+	for _, c := range got.Checks {
+		if c.Name == runner.CheckVirt && (c.Status != "fail" || !c.Blocking || !strings.Contains(c.Fix, "BIOS")) {
+			t.Errorf("virtualization = %+v", c)
+		}
+	}
+	good, err := run(t, host{kvm: true, virt: true}, "json")
+	if err != nil || !strings.Contains(good, `"ok": true`) || !strings.Contains(good, `"blocking": []`) {
+		t.Errorf("good host: err %v\n%s", err, good)
+	}
+}
+
+func TestFormatFlag(t *testing.T) {
+	var out bytes.Buffer
+	f := &cmdutil.Factory{IO: &cmdutil.IOStreams{Out: &out, ErrOut: &out}}
+	var got *Options
+	cmd := newCmd(f, func(_ context.Context, o *Options) error { got = o; return nil })
+	cmd.SetArgs([]string{"--format", "json"})
+	if err := cmd.Execute(); err != nil || got == nil || got.Format != "json" {
+		t.Fatalf("--format json: err %v, opts %+v", err, got)
+	}
+	if _, ok := got.Host.(runner.SystemHost); !ok {
+		t.Errorf("the real command must look at the real host, got %T", got.Host)
+	}
+	cmd = newCmd(f, func(context.Context, *Options) error { t.Error("ran with a bad --format"); return nil })
+	cmd.SetArgs([]string{"--format", "yaml"})
+	cmd.SetOut(&out)
+	cmd.SetErr(&out)
+	err := cmd.Execute()
+	var ue *cmdutil.UsageError
+	if !errors.As(err, &ue) || !strings.Contains(err.Error(), `--format "yaml"`) {
+		t.Errorf("--format yaml: %v, want a usage error", err)
+	}
+}
+
+// TestRealDoctorCommand runs `asb doctor` on this machine: on a Linux host
+// without vmx/svm it must say so plainly and exit 1.
+func TestRealDoctorCommand(t *testing.T) {
+	raw, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		t.Skip("no /proc/cpuinfo")
+	}
+	hasVirt := false
+	for l := range strings.SplitSeq(string(raw), "\n") {
+		if k, v, ok := strings.Cut(l, ":"); ok && strings.TrimSpace(k) == "flags" {
+			v = " " + v + " "
+			hasVirt = hasVirt || strings.Contains(v, " vmx ") || strings.Contains(v, " svm ")
+		}
+	}
+	var out bytes.Buffer
+	err = Run(context.Background(), &Options{IO: &cmdutil.IOStreams{Out: &out, ErrOut: &out}, Host: runner.SystemHost{}, Format: "table"})
+	t.Logf("asb doctor here:\n%s", out.String())
+	line := ""
+	for l := range strings.SplitSeq(out.String(), "\n") {
+		if _, rest, ok := strings.Cut(l, " "); ok && strings.HasPrefix(rest, runner.CheckVirt+" ") {
+			line = l
+		}
+	}
+	if missing := strings.HasPrefix(line, "✗ CPU virtualization  missing"); missing == hasVirt {
+		t.Errorf("cpuinfo has vmx/svm: %v; the doctor's line: %q", hasVirt, line)
+	}
+	if !hasVirt && cmdutil.ExitCode(err) != 1 {
+		t.Errorf("no virtualization: exit code %d, want 1", cmdutil.ExitCode(err))
+	}
+}

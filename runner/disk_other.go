@@ -1,0 +1,12 @@
+//go:build !unix
+
+package runner
+
+import (
+	"errors"
+	"runtime"
+)
+
+func freeDisk(string) (uint64, error) {
+	return 0, errors.New("not supported on " + runtime.GOOS)
+}

@@ -1,0 +1,471 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+)
+
+// MSBVersion is the microsandbox release asb's outer folders are written for.
+const MSBVersion = "0.7.2"
+
+// MSBInstallHint says how to install msb on Linux x86-64.
+const MSBInstallHint = "npm pack @superradcompany/microsandbox-linux-x64-gnu@" + MSBVersion +
+	" && tar xzf superradcompany-microsandbox-linux-x64-gnu-" + MSBVersion + ".tgz, then put a symlink to" +
+	" package/bin/msb on PATH (a copy does not work: msb finds ../lib/libkrunfw.so.* beside itself);" +
+	" in asb's repository `make tools` does all that"
+
+// Host is what the doctor looks at. SystemHost is the real one; tests pass
+// a fake to reach every outcome.
+type Host interface {
+	GOOS() string
+	LookPath(name string) (string, error)
+	EvalSymlinks(path string) (string, error)
+	Glob(pattern string) ([]string, error)
+	Stat(path string) (fs.FileInfo, error)
+	// OpenRW opens path read-write and closes it again: can we use it?
+	OpenRW(path string) error
+	ReadFile(path string) ([]byte, error)
+	// Run runs a command; a non-zero exit is an error (stdout and stderr are
+	// returned anyway).
+	Run(ctx context.Context, name string, args ...string) (stdout, stderr []byte, err error)
+	Getenv(key string) string
+	Getwd() (string, error)
+	// FreeDisk returns the bytes available to this user on path's file system.
+	FreeDisk(path string) (uint64, error)
+}
+
+// Status is the outcome of one check.
+type Status string
+
+// Outcomes of a check.
+const (
+	StatusOK   Status = "ok"
+	StatusWarn Status = "warn"
+	StatusFail Status = "fail"
+	StatusSkip Status = "skip" // not checked (an earlier check failed, or not relevant here)
+)
+
+// Check is one line of the doctor's report.
+type Check struct {
+	Name   string `json:"name"`
+	Status Status `json:"status"`
+	Detail string `json:"detail"`
+	Fix    string `json:"fix,omitempty"`
+	// Blocking: when this check fails, the agent cannot run.
+	Blocking bool `json:"blocking"`
+}
+
+// DoctorReport is every check, in order.
+type DoctorReport struct {
+	Checks []Check `json:"checks"`
+}
+
+// OK reports whether the agent can run: no blocking check failed.
+func (r DoctorReport) OK() bool {
+	return len(r.Blocking()) == 0
+}
+
+// Blocking returns the names of the failed blocking checks.
+func (r DoctorReport) Blocking() []string {
+	var names []string
+	for _, c := range r.Checks {
+		if c.Blocking && c.Status == StatusFail {
+			names = append(names, c.Name)
+		}
+	}
+	return names
+}
+
+// Names of the checks, as printed.
+const (
+	CheckMSB        = "msb"
+	CheckMSBVersion = "msb version"
+	CheckLibkrunfw  = "libkrunfw"
+	CheckKVM        = "/dev/kvm"
+	CheckVirt       = "CPU virtualization"
+	CheckBuilder    = "image builder"
+	CheckDisk       = "free disk"
+	CheckMSBDoctor  = "msb doctor"
+)
+
+// MinFreeDisk is the free space under which the doctor warns: an image,
+// its copy in microsandbox's cache and the VM's disks need room.
+const MinFreeDisk = 10 << 30
+
+// doctorTimeout bounds each command the doctor runs (a hung docker daemon
+// must not hang asb doctor).
+const doctorTimeout = 10 * time.Second
+
+// Doctor checks whether this host can run the agent's VM: msb and its
+// libkrunfw, KVM and CPU virtualization, an image builder, free disk, and
+// msb's own doctor.
+func Doctor(ctx context.Context, h Host) DoctorReport {
+	var r DoctorReport
+	add := func(c Check) { r.Checks = append(r.Checks, c) }
+
+	msb, msbCheck := checkMSB(h)
+	add(msbCheck)
+	if msb != "" {
+		add(checkMSBVersion(ctx, h, msb))
+		add(checkLibkrunfw(h, msb))
+	} else {
+		add(Check{Name: CheckMSBVersion, Status: StatusSkip, Detail: "msb not found"})
+		add(Check{Name: CheckLibkrunfw, Status: StatusSkip, Detail: "msb not found"})
+	}
+	add(checkKVM(h))
+	add(checkVirt(ctx, h))
+	add(checkBuilder(ctx, h))
+	add(checkDisk(h))
+	if msb != "" {
+		add(checkMSBDoctor(ctx, h, msb))
+	} else {
+		add(Check{Name: CheckMSBDoctor, Status: StatusSkip, Detail: "msb not found"})
+	}
+	return r
+}
+
+func checkMSB(h Host) (string, Check) {
+	c := Check{Name: CheckMSB, Blocking: true}
+	p, err := h.LookPath("msb")
+	if err != nil {
+		c.Status, c.Detail = StatusFail, "not found on PATH"
+		c.Fix = "install msb " + MSBVersion + ": " + MSBInstallHint
+		if h.GOOS() == "darwin" {
+			c.Fix = "install msb " + MSBVersion + " (microsandbox's macOS build for Apple Silicon) and put it on PATH"
+		}
+		return "", c
+	}
+	c.Status, c.Detail = StatusOK, p
+	return p, c
+}
+
+func checkMSBVersion(ctx context.Context, h Host, msb string) Check {
+	c := Check{Name: CheckMSBVersion}
+	ctx, cancel := context.WithTimeout(ctx, doctorTimeout)
+	defer cancel()
+	out, stderr, err := h.Run(ctx, msb, "--version")
+	got := strings.TrimSpace(string(out))
+	if err != nil {
+		c.Status, c.Blocking = StatusFail, true
+		c.Detail = fmt.Sprintf("%s --version failed: %s", msb, firstLine(string(stderr), err))
+		c.Fix = "msb must sit next to ../lib/libkrunfw.so.* (use a symlink, not a copy); reinstall: " + MSBInstallHint
+		return c
+	}
+	v := strings.TrimPrefix(got, "msb ")
+	if v != MSBVersion {
+		c.Status, c.Detail = StatusWarn, fmt.Sprintf("%s (asb is written for %s)", v, MSBVersion)
+		c.Fix = "other releases may reject or misread sandbox.yaml; install " + MSBVersion + ": " + MSBInstallHint
+		return c
+	}
+	c.Status, c.Detail = StatusOK, v
+	return c
+}
+
+func checkLibkrunfw(h Host, msb string) Check {
+	c := Check{Name: CheckLibkrunfw, Blocking: true}
+	real, err := h.EvalSymlinks(msb)
+	if err != nil {
+		real = msb
+	}
+	pattern := "libkrunfw.so.*"
+	if h.GOOS() == "darwin" {
+		pattern = "libkrunfw*.dylib"
+	}
+	lib := filepath.Join(filepath.Dir(filepath.Dir(real)), "lib")
+	matches, _ := h.Glob(filepath.Join(lib, pattern))
+	if len(matches) == 0 {
+		c.Status = StatusFail
+		c.Detail = fmt.Sprintf("no %s in %s (beside %s)", pattern, lib, real)
+		c.Fix = "msb loads its VM firmware from ../lib next to its real path: keep bin/ and lib/ of the package together and symlink bin/msb onto PATH; " + MSBInstallHint
+		return c
+	}
+	c.Status, c.Detail = StatusOK, matches[len(matches)-1]
+	return c
+}
+
+func checkKVM(h Host) Check {
+	c := Check{Name: CheckKVM, Blocking: true}
+	if h.GOOS() != "linux" {
+		c.Status, c.Blocking = StatusSkip, false
+		c.Detail = "not used on " + h.GOOS()
+		return c
+	}
+	fi, err := h.Stat("/dev/kvm")
+	if err != nil {
+		c.Status, c.Detail = StatusFail, "missing"
+		c.Fix = "load the KVM module (modprobe kvm_intel or kvm_amd) on a machine with CPU virtualization; in a container or CI job the host must pass /dev/kvm through"
+		return c
+	}
+	if fi.Mode()&fs.ModeDevice == 0 {
+		c.Status, c.Detail = StatusFail, "present but not a device"
+		c.Fix = "/dev/kvm should be the KVM character device; check the kernel's KVM module"
+		return c
+	}
+	if err := h.OpenRW("/dev/kvm"); err != nil {
+		c.Status, c.Detail = StatusFail, "present but not writable by this user"
+		c.Fix = "add yourself to the kvm group (sudo usermod -aG kvm $USER, then log in again), or fix /dev/kvm's permissions"
+		return c
+	}
+	c.Status, c.Detail = StatusOK, "present and writable"
+	return c
+}
+
+func checkVirt(ctx context.Context, h Host) Check {
+	c := Check{Name: CheckVirt, Blocking: true}
+	switch h.GOOS() {
+	case "linux":
+		raw, err := h.ReadFile("/proc/cpuinfo")
+		if err != nil {
+			c.Status, c.Detail = StatusFail, "cannot read /proc/cpuinfo: "+err.Error()
+			c.Fix = "asb needs /proc/cpuinfo to tell whether the CPU has VT-x or AMD-V"
+			return c
+		}
+		switch flag := virtFlag(raw); flag {
+		case "vmx":
+			c.Status, c.Detail = StatusOK, "Intel VT-x (vmx)"
+		case "svm":
+			c.Status, c.Detail = StatusOK, "AMD-V (svm)"
+		default:
+			c.Status = StatusFail
+			c.Detail = "missing: no vmx or svm flag in /proc/cpuinfo, so microVMs cannot boot here"
+			c.Fix = "enable virtualization (Intel VT-x / AMD-V) in the BIOS or UEFI; inside a VM, turn on nested virtualization on its host, or use a machine that has it"
+		}
+	case "darwin":
+		ctx, cancel := context.WithTimeout(ctx, doctorTimeout)
+		defer cancel()
+		out, _, err := h.Run(ctx, "uname", "-m")
+		arch := strings.TrimSpace(string(out))
+		if err == nil && arch == "arm64" {
+			c.Status, c.Detail = StatusOK, "Apple Silicon (Hypervisor.framework)"
+			return c
+		}
+		if arch == "" {
+			arch = "unknown"
+		}
+		c.Status, c.Detail = StatusFail, "this Mac is "+arch+"; microsandbox runs on Apple Silicon (arm64) only"
+		c.Fix = "use an Apple Silicon Mac or a Linux machine with KVM"
+	default:
+		c.Status, c.Detail = StatusFail, "microsandbox does not run on "+h.GOOS()
+		c.Fix = "use Linux with KVM, or an Apple Silicon Mac"
+	}
+	return c
+}
+
+// virtFlag returns "vmx", "svm" or "" from /proc/cpuinfo's flags lines.
+func virtFlag(cpuinfo []byte) string {
+	for line := range strings.SplitSeq(string(cpuinfo), "\n") {
+		key, val, ok := strings.Cut(line, ":")
+		if !ok || strings.TrimSpace(key) != "flags" {
+			continue
+		}
+		for f := range strings.FieldsSeq(val) {
+			if f == "vmx" || f == "svm" {
+				return f
+			}
+		}
+	}
+	return ""
+}
+
+// checkBuilder looks for a working image builder: $ASB_BUILDER when set,
+// else a docker whose daemon answers, else podman. (Which one a task uses
+// is DetectBuilder's choice; this says whether one can build at all.)
+func checkBuilder(ctx context.Context, h Host) Check {
+	c := Check{Name: CheckBuilder, Blocking: true}
+	if env := strings.Fields(h.Getenv("ASB_BUILDER")); len(env) > 0 {
+		detail, fix, ok := tryBuilder(ctx, h, env[0])
+		c.Detail = detail + " ($ASB_BUILDER)"
+		if !ok {
+			c.Status, c.Fix = StatusFail, fix+", or unset ASB_BUILDER"
+			return c
+		}
+		c.Status = StatusOK
+		return c
+	}
+	dockerDetail, dockerFix, ok := tryBuilder(ctx, h, "docker")
+	if ok {
+		c.Status, c.Detail = StatusOK, dockerDetail
+		return c
+	}
+	podmanDetail, podmanFix, ok := tryBuilder(ctx, h, "podman")
+	_, noDocker := h.LookPath("docker")
+	_, noPodman := h.LookPath("podman")
+	if ok {
+		c.Status, c.Detail = StatusOK, podmanDetail
+		if noDocker == nil {
+			c.Detail += "; " + dockerDetail
+		}
+		return c
+	}
+	c.Status = StatusFail
+	switch {
+	case noDocker == nil && noPodman == nil:
+		c.Detail, c.Fix = dockerDetail+"; "+podmanDetail, dockerFix+", or "+podmanFix
+	case noDocker == nil:
+		c.Detail, c.Fix = dockerDetail, dockerFix+", or install podman"
+	case noPodman == nil:
+		c.Detail, c.Fix = podmanDetail, podmanFix+", or install docker"
+	default:
+		c.Detail = "neither docker nor podman found"
+		c.Fix = "install docker or podman (Debian: sudo apt-get install podman)"
+	}
+	return c
+}
+
+// tryBuilder checks one builder: docker must reach its daemon, any other
+// tool must answer --version.
+func tryBuilder(ctx context.Context, h Host, tool string) (detail, fix string, ok bool) {
+	name := filepath.Base(tool)
+	p, err := h.LookPath(tool)
+	if err != nil {
+		return name + " not found", "install " + name, false
+	}
+	ctx, cancel := context.WithTimeout(ctx, doctorTimeout)
+	defer cancel()
+	if name == "docker" {
+		out, stderr, err := h.Run(ctx, p, "version", "--format", "{{.Server.Version}}")
+		if v := strings.TrimSpace(string(out)); err == nil && v != "" {
+			return "docker " + v + ", daemon reachable", "", true
+		}
+		return "docker's daemon is not reachable: " + firstLine(string(stderr), err),
+			"start the docker daemon (sudo systemctl start docker) or point DOCKER_HOST at one", false
+	}
+	out, stderr, err := h.Run(ctx, p, "--version")
+	if err != nil {
+		return name + " --version failed: " + firstLine(string(stderr), err), "reinstall " + name, false
+	}
+	return strings.TrimSpace(string(out)), "", true
+}
+
+func checkDisk(h Host) Check {
+	c := Check{Name: CheckDisk}
+	wd, err := h.Getwd()
+	if err != nil {
+		c.Status, c.Detail = StatusWarn, "no working directory: "+err.Error()
+		return c
+	}
+	free, err := h.FreeDisk(wd)
+	if err != nil {
+		c.Status, c.Detail = StatusWarn, "cannot tell the free space of "+wd+": "+err.Error()
+		return c
+	}
+	c.Detail = fmt.Sprintf("%s free in %s", humanBytes(free), wd)
+	if free < MinFreeDisk {
+		c.Status = StatusWarn
+		c.Fix = "images, microsandbox's layer cache and the VM's disks need room: free up space (at least 10 GiB) or work on a bigger disk"
+		return c
+	}
+	c.Status = StatusOK
+	return c
+}
+
+func checkMSBDoctor(ctx context.Context, h Host, msb string) Check {
+	c := Check{Name: CheckMSBDoctor}
+	ctx, cancel := context.WithTimeout(ctx, doctorTimeout)
+	defer cancel()
+	_, stderr, err := h.Run(ctx, msb, "doctor")
+	if err == nil {
+		c.Status, c.Detail = StatusOK, "no problems"
+		return c
+	}
+	var errs []string
+	for line := range strings.SplitSeq(string(stderr), "\n") {
+		if msg, ok := strings.CutPrefix(strings.TrimSpace(line), "error: "); ok {
+			errs = append(errs, msg)
+		}
+	}
+	c.Status = StatusWarn
+	if len(errs) == 0 {
+		c.Detail = "failed: " + firstLine(string(stderr), err)
+	} else {
+		c.Detail = "reports: " + strings.Join(errs, "; ")
+	}
+	c.Fix = "run `msb doctor` for its details (and `msb doctor --fix` for the fixes it knows)"
+	return c
+}
+
+func firstLine(s string, err error) string {
+	for line := range strings.SplitSeq(s, "\n") {
+		if line = strings.TrimSpace(line); line != "" {
+			return line
+		}
+	}
+	if err != nil {
+		return err.Error()
+	}
+	return "no output"
+}
+
+func humanBytes(n uint64) string {
+	const gib = 1 << 30
+	if n >= gib {
+		return fmt.Sprintf("%.1f GiB", float64(n)/gib)
+	}
+	return fmt.Sprintf("%d MiB", n>>20)
+}
+
+// SystemHost is the real machine.
+type SystemHost struct{}
+
+// GOOS is runtime.GOOS.
+func (SystemHost) GOOS() string { return runtime.GOOS }
+
+// LookPath is exec.LookPath, made absolute.
+func (SystemHost) LookPath(name string) (string, error) {
+	p, err := exec.LookPath(name)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Abs(p)
+}
+
+// EvalSymlinks is filepath.EvalSymlinks.
+func (SystemHost) EvalSymlinks(p string) (string, error) { return filepath.EvalSymlinks(p) }
+
+// Glob is filepath.Glob.
+func (SystemHost) Glob(pattern string) ([]string, error) { return filepath.Glob(pattern) }
+
+// Stat is os.Stat.
+func (SystemHost) Stat(p string) (fs.FileInfo, error) { return os.Stat(p) }
+
+// OpenRW opens p read-write and closes it.
+func (SystemHost) OpenRW(p string) error {
+	f, err := os.OpenFile(p, os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	return f.Close()
+}
+
+// ReadFile is os.ReadFile.
+func (SystemHost) ReadFile(p string) ([]byte, error) { return os.ReadFile(p) }
+
+// Getenv is os.Getenv.
+func (SystemHost) Getenv(k string) string { return os.Getenv(k) }
+
+// Getwd is os.Getwd.
+func (SystemHost) Getwd() (string, error) { return os.Getwd() }
+
+// FreeDisk returns the bytes available on p's file system.
+func (SystemHost) FreeDisk(p string) (uint64, error) { return freeDisk(p) }
+
+// Run runs name with args.
+func (SystemHost) Run(ctx context.Context, name string, args ...string) ([]byte, []byte, error) {
+	cmd := exec.CommandContext(ctx, name, args...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	if err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		err = fmt.Errorf("no answer within %v: %w", doctorTimeout, err)
+	}
+	return out.Bytes(), errb.Bytes(), err
+}
