@@ -15,7 +15,6 @@ var (
 	projectNameRe = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
 	envNameRe     = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 	labelRe       = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
-	sizeRe        = regexp.MustCompile(`^([0-9]+)([KMGT]i?B?)?$`)
 	imageRefRe    = regexp.MustCompile(`^[a-z0-9]+([._/:@-][a-zA-Z0-9_.-]+)*$`)
 	versionRe     = regexp.MustCompile(`^[0-9A-Za-z][0-9A-Za-z.+-]{0,63}$`)
 )
@@ -60,36 +59,28 @@ func ValidHost(s string) bool {
 	return true
 }
 
-// ParseSize parses a memory or disk size as msb writes it ("512M", "4G",
-// "4GiB") and returns it in MiB. A bare number means MiB.
+// ParseSize parses a memory size the way msb 0.7.2 reads it (see
+// ParseMsbSize): a number, optionally with a fraction, and an optional unit
+// M or G, MiB when there is none ("512M", "4G", "1.5G"). It returns MiB.
 func ParseSize(s string) (int64, error) {
-	m := sizeRe.FindStringSubmatch(strings.TrimSpace(s))
-	if m == nil {
-		return 0, fmt.Errorf("size %q is not a number with an optional unit K, M, G or T (e.g. 512M, 4G)", s)
+	if err := ParseMsbSize(s); err != nil {
+		return 0, err
 	}
-	n, err := strconv.ParseInt(m[1], 10, 64)
-	if err != nil || n <= 0 {
-		return 0, fmt.Errorf("size %q must be a positive number", s)
+	num, unit := s, "M"
+	if last := s[len(s)-1]; last < '0' || last > '9' {
+		num, unit = s[:len(s)-1], strings.ToUpper(string(last))
 	}
-	unit := ""
-	if m[2] != "" {
-		unit = m[2][:1]
+	f, err := strconv.ParseFloat(num, 64)
+	if err != nil {
+		return 0, fmt.Errorf("size %q: %w", s, err)
 	}
-	var mib int64
-	switch unit {
-	case "K":
-		mib = n / 1024
-	case "", "M":
-		mib = n
-	case "G":
-		mib = n * 1024
-	case "T":
-		mib = n * 1024 * 1024
+	if unit == "G" {
+		f *= 1024
 	}
-	if mib <= 0 {
+	if f < 1 {
 		return 0, fmt.Errorf("size %q is below 1 MiB", s)
 	}
-	return mib, nil
+	return int64(f), nil
 }
 
 // PortSpec is a forwarded port as msb writes it: [BIND:]HOST:GUEST[/tcp|/udp].

@@ -46,7 +46,7 @@ var ruleHelp = map[string]string{
 	"asb_host":    "use a domain name such as api.github.com or *.example.com (no scheme, port, path or IP address)",
 	"asb_image":   "use an image reference such as debian:bookworm-slim",
 	"asb_version": "use a version such as 1.2.3 or latest",
-	"asb_size":    "use a number with a unit, e.g. 512M or 4G",
+	"asb_size":    "use a number with a unit M or G, e.g. 512M or 4G (msb reads no other unit)",
 	"asb_port":    "use HOST:GUEST, e.g. 8080:80 or 127.0.0.1:8080:80/tcp",
 	"required":    "it must be set",
 	"min":         "it is below the minimum",

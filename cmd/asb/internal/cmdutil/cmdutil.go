@@ -5,10 +5,14 @@ package cmdutil
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // IOStreams are the standard streams a command uses; tests pass buffers.
@@ -67,4 +71,22 @@ func ExitCode(err error) int {
 	default:
 		return 1
 	}
+}
+
+// FlagError turns a flag parsing error into one line that names the flag,
+// the value and what it takes, and points at --help (exit code 2).
+func FlagError(c *cobra.Command, err error) error {
+	hint := fmt.Sprintf("run '%s --help' for usage", c.CommandPath())
+	var iv *pflag.InvalidValueError
+	if errors.As(err, &iv) {
+		want := "a valid " + iv.GetFlag().Value.Type()
+		switch iv.GetFlag().Value.Type() {
+		case "int":
+			want = "a whole number"
+		case "bool":
+			want = "true or false"
+		}
+		return &UsageError{Err: fmt.Errorf("--%s %q is invalid: give %s; %s", iv.GetFlag().Name, iv.GetValue(), want, hint)}
+	}
+	return &UsageError{Err: fmt.Errorf("%w; %s", err, hint)}
 }

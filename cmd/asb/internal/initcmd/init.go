@@ -14,7 +14,6 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
 	"github.com/agents-sandbox/asb/cmd/asb/internal/cmdutil"
 	"github.com/agents-sandbox/asb/generator"
@@ -94,9 +93,7 @@ FILE.orig copy. Known agents: ` + strings.Join(agents, ", ") + `.`,
 		},
 	}
 	// One line per mistake, the usage hint on the same line.
-	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return &cmdutil.UsageError{Err: flagError(c, err)}
-	})
+	cmd.SetFlagErrorFunc(cmdutil.FlagError) // also when used without root (tests)
 	fl := cmd.Flags()
 	fl.StringVar(&opts.Init.Agent, "agent", "", "agent preset: "+strings.Join(agents, ", ")+" (required)")
 	fl.StringVar(&opts.Init.Name, "name", "", "project name: VM, volume and image names derive from it (default: the folder's name)")
@@ -347,24 +344,6 @@ func existingParent(dir string) (string, error) {
 func dirExists(p string) bool {
 	fi, err := os.Stat(p)
 	return err == nil && fi.IsDir()
-}
-
-// flagError rewords pflag's errors: "invalid argument "x" for "--cpus" flag:
-// strconv.ParseInt: parsing "x": invalid syntax" becomes one plain line.
-func flagError(c *cobra.Command, err error) error {
-	hint := fmt.Sprintf("run '%s --help' for usage", c.CommandPath())
-	var iv *pflag.InvalidValueError
-	if errors.As(err, &iv) {
-		want := "a valid " + iv.GetFlag().Value.Type()
-		switch iv.GetFlag().Value.Type() {
-		case "int":
-			want = "a whole number"
-		case "bool":
-			want = "true or false"
-		}
-		return fmt.Errorf("--%s %q is invalid: give %s; %s", iv.GetFlag().Name, iv.GetValue(), want, hint)
-	}
-	return fmt.Errorf("%w; %s", err, hint)
 }
 
 // cloneError is a failed `git clone` of --workspace, told in one line: the

@@ -63,9 +63,7 @@ microVM. The agent sees only the files, credentials and network you list in an
 	cmd.SetIn(f.IO.In)
 	cmd.SetOut(f.IO.Out)
 	cmd.SetErr(f.IO.ErrOut)
-	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return &cmdutil.UsageError{Err: fmt.Errorf("%w\nrun '%s --help' for usage", err, c.CommandPath())}
-	})
+	cmd.SetFlagErrorFunc(cmdutil.FlagError)
 	cmd.AddCommand(
 		initcmd.NewCmd(f, nil),
 		taskcmd.NewCmd(f),
