@@ -357,30 +357,44 @@ func loadAgents() []Agent {
 
 // egress describes what msb 0.7.2 lets the VM reach.
 type egress struct {
-	all   bool     // the whole internet (open, public, or no network key)
+	all   bool     // the whole (public) internet, but for deny
 	allow []string // otherwise only these
+	deny  []string // never these
 }
 
+// effectiveEgress is what msb 0.7.2 resolves network to, as observed with
+// msb create + inspect: no key, "public", "open" and an object without
+// allow entries (allow: [] included) reach the public internet; an object
+// with allow entries reaches only them, whatever its policy (public's rule
+// is dropped, none's deny-all becomes the allow list); a bare "none"
+// reaches nothing. deny entries are subtracted in every form.
 func effectiveEgress(nw *Network) egress {
 	switch {
 	case nw == nil:
 		return egress{all: true}
-	case nw.Policy == "open":
-		return egress{all: true}
-	case nw.Policy == "public" && len(nw.Allow) == 0:
-		return egress{all: true}
-	case nw.Policy == "none":
+	case nw.Short && nw.Policy == "none":
 		return egress{}
+	case nw.Short:
+		return egress{all: true}
+	case len(nw.Allow) > 0:
+		return egress{allow: nw.Allow, deny: nw.Deny}
+	case nw.Policy == "none":
+		return egress{deny: nw.Deny}
 	}
-	return egress{allow: nw.Allow}
+	return egress{all: true, deny: nw.Deny}
 }
 
 // reaches reports whether host (a domain or *.domain) is reachable.
 func (e egress) reaches(host string) bool {
-	if e.all {
-		return true
+	if covers(e.deny, host) {
+		return false
 	}
-	for _, a := range e.allow {
+	return e.all || covers(e.allow, host)
+}
+
+// covers reports whether a list of domains and *.domains takes in host.
+func covers(list []string, host string) bool {
+	for _, a := range list {
 		if strings.EqualFold(a, host) {
 			return true
 		}
