@@ -15,6 +15,7 @@ import (
 
 	"github.com/agents-sandbox/asb/generator"
 	"github.com/agents-sandbox/asb/internal/yamledit"
+	"github.com/agents-sandbox/asb/runner"
 	"github.com/agents-sandbox/asb/schema"
 )
 
@@ -253,32 +254,16 @@ func (s *Session) home() *HomeView {
 	if !strings.Contains(vars["_cmd"], HomeTarget) {
 		return nil // this Taskfile mounts no home volume
 	}
-	st := readStateVolume(s.Dir)
+	st, err := runner.ReadState(s.Dir)
 	switch {
-	case st != "":
-		h.Volume = st
+	case err == nil && st.HomeVolume != "":
+		h.Volume = st.HomeVolume
 		h.Note = "a named volume, kept when the VM is removed or rebuilt (recorded in .asb/state.yaml)"
 	default:
 		h.Note = "a named volume for this clone of " + cmpOr(vars["PROJECT"], filepath.Base(s.Dir)) +
 			", created by the first `asb task` and kept when the VM is removed or rebuilt"
 	}
 	return h
-}
-
-// readStateVolume reads the home volume asb task recorded for this clone
-// (.asb/state.yaml, home_volume).
-func readStateVolume(dir string) string {
-	raw, err := os.ReadFile(filepath.Join(dir, ".asb", "state.yaml"))
-	if err != nil {
-		return ""
-	}
-	var st struct {
-		HomeVolume string `yaml:"home_volume"`
-	}
-	if yaml.Unmarshal(raw, &st) != nil || !schema.ValidProjectName(st.HomeVolume) {
-		return ""
-	}
-	return st.HomeVolume
 }
 
 // taskVars reads the vars of Taskfile.yml, and under "_cmd" the commands of
