@@ -6,12 +6,14 @@ import (
 	"encoding/json"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/agents-sandbox/asb/generator"
 	"github.com/agents-sandbox/asb/internal/testenv"
 	"github.com/agents-sandbox/asb/runner"
 )
@@ -326,3 +328,35 @@ const (
 	seekData = 3
 	seekHole = 4
 )
+
+// TestTerminalReachesTheCommand runs asb under a pseudo-terminal (util-linux
+// script) and checks that a task's command gets that terminal as its
+// stdin and stdout, as msb exec -t needs.
+func TestTerminalReachesTheCommand(t *testing.T) {
+	script, err := exec.LookPath("script")
+	if err != nil {
+		t.Skip("no script(1) to make a pseudo-terminal")
+	}
+	asb := buildAsb(t)
+	s := newSandbox(t, generator.DefaultOptions("opencode", "demo"))
+	tf := filepath.Join(s.dir, "Taskfile.yml")
+	raw, err := os.ReadFile(tf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	extra := "\n  ttycheck:\n    interactive: true\n    cmds:\n      - 'sh -c \"test -t 0 && test -t 1 && echo child-has-the-tty || echo child-has-no-tty\"'\n"
+	if err := os.WriteFile(tf, append(raw, extra...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(script, "-qec", generator.ShellQuote(asb)+" task --silent ttycheck", "/dev/null")
+	cmd.Dir = s.dir
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "child-has-the-tty") {
+		t.Fatalf("under a terminal: %v\n%s", err, out)
+	}
+	cmd = exec.Command(asb, "task", "--silent", "ttycheck")
+	cmd.Dir = s.dir
+	if out, err = cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "child-has-no-tty") {
+		t.Fatalf("without a terminal the check must see none (or it proves nothing): %v\n%s", err, out)
+	}
+}
