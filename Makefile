@@ -18,12 +18,20 @@ build:
 install:
 	$(GO) install ./cmd/asb
 
-# Installs asb, then lays down an outer folder for OpenCode in ./demo.
-demo: install
+# Installs asb (and the real tools), lays down an outer folder for OpenCode
+# in ./demo, and shows what it is: the boundary, the tasks, the commands the
+# first `asb task agent` would run, and what this host can run.
+ASB := $(shell $(GO) env GOPATH)/bin/asb
+demo: install tools
 	@rm -rf "$(DEMO_DIR)"
-	"$$($(GO) env GOPATH)/bin/asb" init --agent opencode --name asb-demo "$(DEMO_DIR)"
+	$(ASB) init --agent opencode --name asb-demo "$(DEMO_DIR)"
+	cd "$(DEMO_DIR)" && $(ASB) validate
+	cd "$(DEMO_DIR)" && $(ASB) boundary
+	cd "$(DEMO_DIR)" && $(ASB) task --list
+	cd "$(DEMO_DIR)" && $(ASB) task --dry agent
+	PATH="$(TOOLS_DIR)/bin:$$PATH" $(ASB) doctor || true
 	@echo
-	@echo "Now: cd $(DEMO_DIR) && asb task --list"
+	@echo "asb is installed as $(ASB). Next: cd $(DEMO_DIR), put your key in secrets.env, asb task agent"
 
 # The real tools the end-to-end tests drive: msb 0.7.2 (npm), podman,
 # docker.io and busybox-static (Debian). Idempotent; cached in .tools/.
@@ -32,7 +40,7 @@ tools:
 
 # Every test, the real-tool ones included (CI runs exactly this).
 test: tools
-	PATH="$(TOOLS_DIR)/bin:$$PATH" $(GO) test -count=1 -timeout 20m ./... 2>&1 | tee /tmp/asb-test.log
+	PATH="$(TOOLS_DIR)/bin:$$PATH" bash scripts/test.sh
 
 # Unit and stand-in tests only: no installs.
 test-fast:

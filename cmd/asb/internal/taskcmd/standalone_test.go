@@ -4,12 +4,15 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/agents-sandbox/asb/generator"
 	"github.com/agents-sandbox/asb/internal/testenv"
 )
+
+var ansi = regexp.MustCompile("\x1b\\[[0-9;]*m")
 
 // TestRealStandaloneTaskListsAndDryRuns checks that the generated Taskfile
 // is an ordinary Taskfile: the go-task binary of the version asb embeds
@@ -31,7 +34,8 @@ func TestRealStandaloneTaskListsAndDryRuns(t *testing.T) {
 		if err != nil {
 			t.Fatalf("task %s: %v\n%s", strings.Join(args, " "), err, out)
 		}
-		return string(out)
+		// go-task colours its output when it sees CI=true; drop the escapes.
+		return ansi.ReplaceAllString(string(out), "")
 	}
 	if v := run("--version"); !strings.Contains(v, "3.54.0") {
 		t.Fatalf("task --version = %q, want the version asb embeds (3.54.0)", v)

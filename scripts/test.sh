@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# test.sh: every test of the module (make test, and so CI). Prints go test's
+# package lines, each real-tool test (TestReal…) with how long it took, and
+# the whole output of any test that failed; the full log is kept in
+# ${ASB_TEST_LOG:-/tmp/asb-test.log}.
+set -uo pipefail
+log=${ASB_TEST_LOG:-/tmp/asb-test.log}
+start=$(date +%s)
+go test -count=1 -timeout 20m -v "$@" ./... >"$log" 2>&1
+rc=$?
+echo "== real-tool tests (durations)"
+grep -E -- '^\s*--- (PASS|FAIL|SKIP): TestReal' "$log" | sed 's/^\s*/  /'
+if [ "$rc" -ne 0 ]; then
+	echo "== output of the failed tests"
+	# Print, for each failed test, what it logged since its === RUN line.
+	awk '/^=== (RUN|CONT|PAUSE)/ { name=$3; buf[name]="" ; next }
+	     { if (name != "") buf[name]=buf[name] $0 "\n" }
+	     /^\s*--- FAIL: / { n=$3; printf "%s", buf[n] }
+	     /^(panic:|FAIL\t|fatal error:)/ { print }' "$log" | tail -n 400
+fi
+echo "== packages"
+grep -E '^(ok|FAIL|panic:)\s' "$log" || true
+# go test's own closing lines: ok/FAIL per package, counted by CI.
+pass=$(grep -cE -- '^\s*--- PASS' "$log")
+fail=$(grep -cE -- '^\s*--- FAIL' "$log")
+skip=$(grep -cE -- '^\s*--- SKIP' "$log")
+echo "== $(( $(date +%s) - start ))s; full log: $log"
+echo "tests: $pass passed, $fail failed, $skip skipped"
+exit "$rc"
