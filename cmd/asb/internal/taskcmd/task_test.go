@@ -464,3 +464,35 @@ func TestInterruptStopsTheRunningCommand(t *testing.T) {
 		t.Fatalf("the interrupted command (pid %s) still runs", strings.TrimSpace(string(pid)))
 	}
 }
+
+func TestValidationRefusesBeforeCreate(t *testing.T) {
+	s := newSandbox(t, generator.DefaultOptions("opencode", "demo"))
+	sec := filepath.Join(s.dir, "secrets.yaml")
+	raw, err := os.ReadFile(sec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaked := strings.Replace(string(raw), `value: "${OPENCODE_API_KEY}"`, `value: "sk-pasted-by-mistake-1234"`, 1)
+	if leaked == string(raw) {
+		t.Fatal("the generated secrets.yaml has no value line to replace")
+	}
+	if err := os.WriteFile(sec, []byte(leaked), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := s.run("", "task", "agent")
+	if code == 0 {
+		t.Fatalf("asb task agent with a literal secret succeeded:\n%s\n%s", out, errOut)
+	}
+	if !strings.Contains(out, "secrets.yaml:") || !strings.Contains(out, "literal") {
+		t.Errorf("the refusal does not name the file and line:\nstdout:\n%s\nstderr:\n%s", out, errOut)
+	}
+	if strings.Contains(out+errOut, "sk-pasted-by-mistake-1234") {
+		t.Errorf("the refusal echoed the secret value")
+	}
+	t.Logf("stdout:\n%s\nstderr:\n%s", out, errOut)
+	for _, c := range summary(s.calls()) {
+		if c == "msb create" || c == "docker build" {
+			t.Fatalf("ran %q although validation failed", c)
+		}
+	}
+}
