@@ -73,20 +73,8 @@ mounted, or is or holds /workspace, /home/dev or the agent's config folder
 	}
 	add.Flags().BoolVar(&opts.ReadOnly, "ro", false, "mount read-only: the VM cannot change the folder")
 	cmd.AddCommand(add)
-	cmd.AddCommand(&cobra.Command{
-		Use:     "ls",
-		Aliases: []string{"list"},
-		Short:   "List what the VM sees of the host",
-		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := boundarycmd.Open(opts.Factory, opts.Dir)
-			if err != nil {
-				return err
-			}
-			s.Summarize().PrintMounts(opts.Factory.IO.Out)
-			return nil
-		},
-	})
+	cmd.AddCommand(boundarycmd.ShowCommand(opts.Factory, &opts.Dir, "ls", []string{"list"},
+		"List what the VM sees of the host", (*boundarycmd.Boundary).PrintMounts))
 	cmd.AddCommand(&cobra.Command{
 		Use:     "rm GUEST_PATH",
 		Aliases: []string{"remove"},

@@ -84,20 +84,8 @@ it can never be used.`,
 			return runEdit(opts, false)
 		},
 	})
-	cmd.AddCommand(&cobra.Command{
-		Use:     "show",
-		Aliases: []string{"ls"},
-		Short:   "Show the egress policy and the allowed and denied hosts",
-		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := boundarycmd.Open(opts.Factory, opts.Dir)
-			if err != nil {
-				return err
-			}
-			s.Summarize().PrintNetwork(opts.Factory.IO.Out)
-			return nil
-		},
-	})
+	cmd.AddCommand(boundarycmd.ShowCommand(opts.Factory, &opts.Dir, "show", []string{"ls"},
+		"Show the egress policy and the allowed and denied hosts", (*boundarycmd.Boundary).PrintNetwork))
 	return cmd
 }
 

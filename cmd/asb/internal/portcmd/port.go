@@ -58,20 +58,8 @@ that is forwarded already is refused: remove it first with asb port rm.`,
 			return runAdd(opts)
 		},
 	})
-	cmd.AddCommand(&cobra.Command{
-		Use:     "ls",
-		Aliases: []string{"list"},
-		Short:   "List the forwarded ports",
-		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := boundarycmd.Open(opts.Factory, opts.Dir)
-			if err != nil {
-				return err
-			}
-			s.Summarize().PrintPorts(opts.Factory.IO.Out)
-			return nil
-		},
-	})
+	cmd.AddCommand(boundarycmd.ShowCommand(opts.Factory, &opts.Dir, "ls", []string{"list"},
+		"List the forwarded ports", (*boundarycmd.Boundary).PrintPorts))
 	cmd.AddCommand(&cobra.Command{
 		Use:     "rm HOST:GUEST|HOST",
 		Aliases: []string{"remove"},
