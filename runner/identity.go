@@ -56,14 +56,21 @@ type State struct {
 // (named with now) and records it in .asb/state.yaml.
 func ResolveIdentity(dir, agent string, now time.Time, record bool) (Identity, error) {
 	if !schema.ValidProjectName(agent) {
-		return Identity{}, fmt.Errorf("Taskfile.yml: AGENT %q is not a valid agent name", agent)
+		return Identity{}, fmt.Errorf("the AGENT var of Taskfile.yml, %q, is not a valid agent name", agent)
 	}
 	common, err := gitCommonDir(dir)
 	if err != nil {
 		return Identity{}, err
 	}
 	sum := sha256.Sum256([]byte(common))
-	slug := sanitize(filepath.Base(dir)) + "-" + hex.EncodeToString(sum[:4])
+	// The name is the clone's folder (the one holding .git), so worktrees of
+	// one clone, in folders of other names, share it; 40 characters leave
+	// room for the hash, the agent and a timestamp.
+	name := filepath.Base(dir)
+	if filepath.Base(common) == ".git" {
+		name = filepath.Base(filepath.Dir(common))
+	}
+	slug := schema.SanitizeName(name, 40, "sandbox") + "-" + hex.EncodeToString(sum[:4])
 	id := Identity{
 		Slug:     slug,
 		Agent:    agent,
@@ -175,29 +182,6 @@ func worktreeCommonDir(root, dotgit string) (string, error) {
 		common = r
 	}
 	return common, nil
-}
-
-// sanitize makes a folder name usable in VM, volume and image names.
-func sanitize(s string) string {
-	var b strings.Builder
-	for _, r := range strings.ToLower(s) {
-		switch {
-		case r >= 'a' && r <= 'z', r >= '0' && r <= '9':
-			b.WriteRune(r)
-		default:
-			if b.Len() > 0 && !strings.HasSuffix(b.String(), "-") {
-				b.WriteByte('-')
-			}
-		}
-	}
-	out := strings.Trim(b.String(), "-")
-	if len(out) > 40 {
-		out = strings.Trim(out[:40], "-")
-	}
-	if out == "" {
-		out = "sandbox"
-	}
-	return out
 }
 
 func validResourceName(s string) bool {

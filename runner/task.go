@@ -152,7 +152,7 @@ func (t *Tasks) List() error {
 		return fmt.Errorf("list tasks: %w", err)
 	}
 	if !found {
-		return errors.New("Taskfile.yml has no task with a description")
+		return errors.New("no task in Taskfile.yml has a description (desc:)")
 	}
 	return nil
 }

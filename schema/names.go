@@ -24,6 +24,29 @@ var (
 // The name reaches VM names, volume names and image tags, so it is strict.
 func ValidProjectName(s string) bool { return projectNameRe.MatchString(s) }
 
+// SanitizeName turns any folder name into a valid project name of at most
+// maxLen characters: lowercase letters and digits, every other run of
+// characters one dash; fallback when nothing is left.
+func SanitizeName(s string, maxLen int, fallback string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(s) {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9':
+			b.WriteRune(r)
+		case b.Len() > 0 && !strings.HasSuffix(b.String(), "-"):
+			b.WriteByte('-')
+		}
+	}
+	out := strings.Trim(b.String(), "-")
+	if len(out) > maxLen {
+		out = strings.Trim(out[:maxLen], "-")
+	}
+	if out == "" {
+		out = fallback
+	}
+	return out
+}
+
 // ValidEnvName reports whether s is a portable environment variable name.
 func ValidEnvName(s string) bool { return envNameRe.MatchString(s) }
 

@@ -403,22 +403,4 @@ func looksLikeURL(s string) bool {
 }
 
 // suggestName turns a folder name into a valid project name.
-func suggestName(s string) string {
-	var b strings.Builder
-	for _, r := range strings.ToLower(s) {
-		switch {
-		case r >= 'a' && r <= 'z', r >= '0' && r <= '9':
-			b.WriteRune(r)
-		case b.Len() > 0 && !strings.HasSuffix(b.String(), "-"):
-			b.WriteByte('-')
-		}
-	}
-	out := strings.Trim(b.String(), "-")
-	if len(out) > 63 {
-		out = strings.Trim(out[:63], "-")
-	}
-	if out == "" {
-		out = "my-project"
-	}
-	return out
-}
+func suggestName(s string) string { return schema.SanitizeName(s, 63, "my-project") }

@@ -1,0 +1,88 @@
+package runner
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func git(t *testing.T, dir string, args ...string) {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+}
+
+func TestIdentityClonesWorktreesAndState(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	base := t.TempDir()
+	a := filepath.Join(base, "My Project")
+	if err := os.Mkdir(a, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	git(t, a, "init", "-q")
+	git(t, a, "commit", "-q", "--allow-empty", "-m", "x")
+	b := filepath.Join(base, "clone2", "My Project")
+	if err := os.MkdirAll(filepath.Dir(b), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	git(t, base, "clone", "-q", a, b)
+	wt := filepath.Join(base, "feature-wt")
+	git(t, a, "worktree", "add", "-q", wt)
+
+	now := time.Date(2026, 12, 2, 15, 4, 5, 0, time.UTC)
+	ida, err := ResolveIdentity(a, "opencode", now, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	idb, err := ResolveIdentity(b, "opencode", now, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	idw, err := ResolveIdentity(wt, "opencode", now, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(ida.Slug, "my-project-") || len(ida.Slug) != len("my-project-")+8 {
+		t.Errorf("slug %q is not the sanitized folder name and 8 hex digits", ida.Slug)
+	}
+	if ida.VM == idb.VM {
+		t.Errorf("two clones share the VM %q", ida.VM)
+	}
+	if idw.Slug != ida.Slug {
+		t.Errorf("a worktree (%q) does not share its clone's slug (%q)", idw.Slug, ida.Slug)
+	}
+	want := Identity{Slug: ida.Slug, Agent: "opencode", VM: ida.Slug + "-opencode",
+		HomeVolume: ida.Slug + "-opencode-20261202-150405", Image: ida.Slug + ":opencode-latest",
+		BuildTag: "agents-sandbox/runner-" + ida.Slug + ":opencode-latest"}
+	if ida != want {
+		t.Errorf("identity\n %+v\nwant\n %+v", ida, want)
+	}
+	// The home volume is recorded once and kept, whatever the clock says.
+	later, err := ResolveIdentity(a, "opencode", now.Add(48*time.Hour), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if later.HomeVolume != ida.HomeVolume {
+		t.Errorf("the recorded home volume changed: %q → %q", ida.HomeVolume, later.HomeVolume)
+	}
+	// Not recording leaves no state behind.
+	if _, err := os.Stat(filepath.Join(b, StatePath)); err == nil {
+		t.Errorf("ResolveIdentity(record=false) wrote %s", StatePath)
+	}
+	// A damaged or hostile state file is refused, not used.
+	if err := os.WriteFile(filepath.Join(a, StatePath), []byte("home_volume: \"x; rm -rf /\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ResolveIdentity(a, "opencode", now, true); err == nil || !strings.Contains(err.Error(), "not a valid volume name") {
+		t.Errorf("a hostile home_volume was accepted: %v", err)
+	}
+}
