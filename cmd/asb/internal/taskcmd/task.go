@@ -149,7 +149,7 @@ func identify(o *Options, dir string, tasks *runner.Tasks) error {
 	if o.Now != nil {
 		now = o.Now
 	}
-	id, err := runner.ResolveIdentity(dir, agent, now(), !o.Dry)
+	id, err := runner.ResolveIdentity(dir, agent, now(), !o.Dry && o.Summary == "")
 	if err != nil {
 		return err
 	}

@@ -496,3 +496,25 @@ func TestValidationRefusesBeforeCreate(t *testing.T) {
 		}
 	}
 }
+
+func TestSummaryDescribesWithoutRunning(t *testing.T) {
+	s := newSandbox(t, generator.DefaultOptions("opencode", "demo"))
+	out, errOut, code := s.run("", "task", "--summary", "vm:create")
+	if code != 0 {
+		t.Fatalf("--summary: exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"vm:create", "Create the VM from sandbox.yaml", "msb create", "--secret-conf secrets.yaml"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("--summary vm:create lacks %q:\n%s", want, out)
+		}
+	}
+	if calls := s.calls(); len(calls) != 0 {
+		t.Errorf("--summary ran tools: %v", calls)
+	}
+	if _, err := os.Stat(filepath.Join(s.dir, runner.StatePath)); err == nil {
+		t.Errorf("--summary recorded %s", runner.StatePath)
+	}
+	if _, _, code := s.run("", "task", "--summary", "nope"); code == 0 {
+		t.Error("--summary of an unknown task succeeded")
+	}
+}
