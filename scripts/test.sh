@@ -9,7 +9,7 @@ start=$(date +%s)
 go test -count=1 -timeout 20m -v "$@" ./... >"$log" 2>&1
 rc=$?
 echo "== real-tool tests (durations)"
-grep -E -- '^\s*--- (PASS|FAIL|SKIP): TestReal' "$log" | sed 's/^\s*/  /'
+grep -E -- '^\s*--- (PASS|FAIL|SKIP): TestReal[^/[:space:]]+ \(' "$log" | sed 's/^\s*/  /'
 if [ "$rc" -ne 0 ]; then
 	echo "== output of the failed tests"
 	# Print, for each failed test, what it logged since its === RUN line.
