@@ -1,10 +1,8 @@
 package taskcmd_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -156,94 +154,13 @@ func TestRealTaskVMCreate(t *testing.T) {
 	}
 	testenv.Run(t, context.Background(), dir, env, msb, "volume", "inspect", id.HomeVolume)
 	raw := testenv.Run(t, context.Background(), dir, env, msb, "inspect", id.VM, "--format", "json")
-	var rec struct {
-		Config struct {
-			Mounts []struct {
-				Type    string `json:"type"`
-				Host    string `json:"host"`
-				Guest   string `json:"guest"`
-				Name    string `json:"name"`
-				Options struct {
-					Readonly bool `json:"readonly"`
-				} `json:"options"`
-			} `json:"mounts"`
-			Network struct {
-				Policy struct {
-					DefaultEgress string `json:"default_egress"`
-					Rules         []struct {
-						Action      string            `json:"action"`
-						Destination map[string]string `json:"destination"`
-					} `json:"rules"`
-				} `json:"policy"`
-				Secrets struct {
-					Secrets []struct {
-						EnvVar string `json:"env_var"`
-						Value  string `json:"value"`
-						Source struct {
-							Kind string `json:"kind"`
-							Var  string `json:"var"`
-						} `json:"source"`
-					} `json:"secrets"`
-				} `json:"secrets"`
-			} `json:"network"`
-		} `json:"config"`
-	}
-	if err := json.Unmarshal(raw, &rec); err != nil {
-		t.Fatalf("msb inspect: %v\n%s", err, raw)
-	}
-	var mounts []string
-	for _, m := range rec.Config.Mounts {
-		src := "-"
-		switch m.Type {
-		case "Bind":
-			src = strings.TrimPrefix(filepath.Clean(m.Host), dir+"/")
-		case "Named":
-			src = m.Name
-		}
-		mode := "rw"
-		if m.Options.Readonly {
-			mode = "ro"
-		}
-		mounts = append(mounts, m.Type+" "+src+" "+m.Guest+" "+mode)
-	}
-	slices.Sort(mounts)
-	wantMounts := []string{
-		"Bind opencode /home/dev/.config/opencode ro",
-		"Bind workspace /workspace rw",
-		"Named " + id.HomeVolume + " /home/dev rw",
-		"Owned - /var/lib/containers rw",
-	}
-	if !slices.Equal(mounts, wantMounts) {
-		t.Errorf("msb's mounts:\n  %s\nwant exactly:\n  %s", strings.Join(mounts, "\n  "), strings.Join(wantMounts, "\n  "))
-	}
-	if got := rec.Config.Network.Policy.DefaultEgress; got != "deny" {
-		t.Errorf("default egress %q, want deny", got)
-	}
-	var allowed []string
-	for _, r := range rec.Config.Network.Policy.Rules {
-		if r.Action == "allow" {
-			allowed = append(allowed, r.Destination["domain"])
-		}
-	}
-	slices.Sort(allowed)
-	if want := []string{"api.github.com", "github.com", "opencode.ai"}; !slices.Equal(allowed, want) {
-		t.Errorf("allowed domains %q, want %q", allowed, want)
-	}
-	var secrets []string
-	for _, s := range rec.Config.Network.Secrets.Secrets {
-		if s.Source.Kind != "env" || s.Value != "" {
-			t.Errorf("secret %s: source %q, value %q; want an env reference with no value", s.EnvVar, s.Source.Kind, s.Value)
-		}
-		secrets = append(secrets, s.EnvVar)
-	}
-	slices.Sort(secrets)
-	if want := []string{"GITHUB_TOKEN", "OPENCODE_API_KEY"}; !slices.Equal(secrets, want) {
-		t.Errorf("secrets %q, want %q", secrets, want)
-	}
+	testenv.CheckBoundary(t, raw, testenv.Boundary{
+		Dir: dir, HomeVolume: id.HomeVolume,
+		Allow:   []string{"api.github.com", "github.com", "opencode.ai"},
+		Secrets: map[string]string{"OPENCODE_API_KEY": "opencode.ai", "GITHUB_TOKEN": "api.github.com,github.com"},
+	})
 	for _, root := range []string{envValue(env, "MSB_HOME"), dir} {
-		if hits := grepTree(t, root, canaryOpenCode, canaryGitHub); len(hits) > 0 {
-			t.Errorf("a secret value was written to disk: %s", strings.Join(hits, ", "))
-		}
+		testenv.NoValueOnDisk(t, root, canaryOpenCode, canaryGitHub)
 	}
 	t.Logf("vm:create against the real msb took %s (virtualization: %v)", time.Since(start).Round(time.Millisecond), virtualization())
 }
@@ -256,78 +173,6 @@ func envValue(env []string, key string) string {
 	}
 	return ""
 }
-
-// grepTree lists the files under root that hold any of needles. Every
-// byte of data is read, but holes of sparse files (msb's multi-GiB disk
-// images) are skipped with SEEK_DATA/SEEK_HOLE: they hold only zeros.
-func grepTree(t *testing.T, root string, needles ...string) []string {
-	t.Helper()
-	var hits []string
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || !d.Type().IsRegular() {
-			return nil //nolint:nilerr // unreadable entries (sockets, races) hold nothing to find
-		}
-		found, err := fileContains(p, needles)
-		if err != nil {
-			t.Errorf("grep %s: %v", p, err)
-		}
-		if found {
-			hits = append(hits, p)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return hits
-}
-
-func fileContains(path string, needles []string) (bool, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return false, err
-	}
-	defer f.Close()
-	longest := 0
-	for _, n := range needles {
-		longest = max(longest, len(n))
-	}
-	buf := make([]byte, 1<<20)
-	var off int64
-	for {
-		data, err := f.Seek(off, seekData)
-		if err != nil {
-			return false, nil //nolint:nilerr // ENXIO: no data after off
-		}
-		hole, err := f.Seek(data, seekHole)
-		if err != nil {
-			return false, err
-		}
-		// Read [data, hole) in chunks that overlap by the longest needle.
-		for pos := data; pos < hole; {
-			n, err := f.ReadAt(buf[:min(int64(len(buf)), hole-pos)], pos)
-			for _, nd := range needles {
-				if bytes.Contains(buf[:n], []byte(nd)) {
-					return true, nil
-				}
-			}
-			if err != nil || n == 0 {
-				break
-			}
-			if pos+int64(n) >= hole {
-				break
-			}
-			pos += int64(max(n-longest, 1))
-		}
-		off = hole
-	}
-}
-
-// lseek whence values for sparse files (Linux).
-const (
-	seekData = 3
-	seekHole = 4
-)
 
 // TestTerminalReachesTheCommand runs asb under a pseudo-terminal (util-linux
 // script) and checks that a task's command gets that terminal as its
