@@ -84,7 +84,8 @@ install_debs() {
 	fi
 	say "apt-get install ${missing[*]}"
 	apt-get update -qq
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+	# With recommends: that is how podman and docker.io were tested here.
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
 }
 
 # file_is_static: a busybox that runs in a FROM scratch image needs no
