@@ -1,7 +1,9 @@
 package boundarycmd
 
 import (
+	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -26,4 +28,18 @@ func ShowCommand(f *cmdutil.Factory, dir *string, use string, aliases []string, 
 			return nil
 		},
 	}
+}
+
+// NeedSubcommand is the RunE of a command that only groups subcommands
+// (`asb mount`, `asb network`, …): a usage error naming them, taken from
+// the command itself so the list cannot go stale.
+func NeedSubcommand(cmd *cobra.Command, _ []string) error {
+	var names []string
+	for _, c := range cmd.Commands() {
+		if c.IsAvailableCommand() {
+			names = append(names, c.Name())
+		}
+	}
+	return &cmdutil.UsageError{Err: fmt.Errorf("say what to do: %s %s (%s --help)",
+		cmd.CommandPath(), strings.Join(names, "|"), cmd.CommandPath())}
 }

@@ -42,9 +42,7 @@ before it is written, and nothing is written if it fails.`,
   asb mount ls
   asb mount rm /data`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return &cmdutil.UsageError{Err: errors.New("say what to do: asb mount add|ls|rm (asb mount --help)")}
-		},
+		RunE: boundarycmd.NeedSubcommand,
 	}
 	boundarycmd.AddDirFlag(cmd, &opts.Dir)
 	add := &cobra.Command{

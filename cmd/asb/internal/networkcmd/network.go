@@ -2,7 +2,6 @@
 package networkcmd
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 
@@ -37,9 +36,7 @@ only a deny list narrows it; with network: none it reaches nothing.`,
   asb network deny api.example.com
   asb network show`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return &cmdutil.UsageError{Err: errors.New("say what to do: asb network allow|deny|show (asb network --help)")}
-		},
+		RunE: boundarycmd.NeedSubcommand,
 	}
 	boundarycmd.AddDirFlag(cmd, &opts.Dir)
 	cmd.AddCommand(&cobra.Command{

@@ -2,7 +2,6 @@
 package portcmd
 
 import (
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -38,9 +37,7 @@ asb validate before it is written.`,
   asb port ls
   asb port rm 5173`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return &cmdutil.UsageError{Err: errors.New("say what to do: asb port add|ls|rm (asb port --help)")}
-		},
+		RunE: boundarycmd.NeedSubcommand,
 	}
 	boundarycmd.AddDirFlag(cmd, &opts.Dir)
 	cmd.AddCommand(&cobra.Command{

@@ -3,7 +3,6 @@
 package secretcmd
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -49,9 +48,7 @@ to secrets.env for you to fill in.`,
   asb secret ls
   asb secret rm GITHUB_TOKEN`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return &cmdutil.UsageError{Err: errors.New("say what to do: asb secret add|ls|rm (asb secret --help)")}
-		},
+		RunE: boundarycmd.NeedSubcommand,
 	}
 	boundarycmd.AddDirFlag(cmd, &opts.Dir)
 
