@@ -49,7 +49,7 @@ func WriteFilesAtomic(files []PendingFile) error {
 		} else if !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
-		tmp, err := stageTemp(f.Path, f.Data, f.Mode)
+		tmp, err := stageTemp(f.Path, f.Data, f.Mode, true)
 		if err != nil {
 			return err
 		}
@@ -87,7 +87,7 @@ func (s *stagedFile) restore() error {
 	if !s.existed {
 		return os.Remove(s.Path)
 	}
-	tmp, err := stageTemp(s.Path, s.old, s.oldMode)
+	tmp, err := stageTemp(s.Path, s.old, s.oldMode, true)
 	if err != nil {
 		return err
 	}
@@ -98,7 +98,9 @@ func (s *stagedFile) restore() error {
 	return nil
 }
 
-func stageTemp(dst string, data []byte, mode fs.FileMode) (string, error) {
+// stageTemp writes data to a new temporary file beside dst (fsynced when
+// sync is set) and returns its name; on failure it leaves no file behind.
+func stageTemp(dst string, data []byte, mode fs.FileMode, sync bool) (string, error) {
 	f, err := os.CreateTemp(filepath.Dir(dst), "."+filepath.Base(dst)+".asb-*")
 	if err != nil {
 		return "", err
@@ -115,8 +117,10 @@ func stageTemp(dst string, data []byte, mode fs.FileMode) (string, error) {
 	if _, err := f.Write(data); err != nil {
 		return fail(err)
 	}
-	if err := f.Sync(); err != nil {
-		return fail(err)
+	if sync {
+		if err := f.Sync(); err != nil {
+			return fail(err)
+		}
 	}
 	if err := f.Close(); err != nil {
 		os.Remove(name)

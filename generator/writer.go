@@ -310,26 +310,12 @@ func (t *txn) mkdirAll(dir string) error {
 
 // stage writes content to a new temporary file in dst's folder.
 func (t *txn) stage(dst string, content []byte, mode fs.FileMode, sync bool) (string, error) {
-	f, err := os.CreateTemp(filepath.Dir(dst), "."+filepath.Base(dst)+".asb-*")
+	tmp, err := stageTemp(dst, content, mode, sync)
 	if err != nil {
 		return "", err
 	}
-	t.temps = append(t.temps, f.Name())
-	if err := f.Chmod(mode.Perm()); err != nil {
-		f.Close()
-		return "", err
-	}
-	if _, err := f.Write(content); err != nil {
-		f.Close()
-		return "", err
-	}
-	if sync {
-		if err := f.Sync(); err != nil {
-			f.Close()
-			return "", err
-		}
-	}
-	return f.Name(), f.Close()
+	t.temps = append(t.temps, tmp)
+	return tmp, nil
 }
 
 func (t *txn) stageAndMove(dst string, content []byte, mode fs.FileMode) error {
