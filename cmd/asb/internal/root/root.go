@@ -95,7 +95,9 @@ func Main(ctx context.Context, args []string, io *cmdutil.IOStreams) (code int) 
 		var se *cmdutil.SilentError
 		if !errors.As(err, &se) {
 			msg := err.Error()
-			if strings.HasPrefix(msg, "unknown command") || strings.HasPrefix(msg, "unknown flag") || strings.Contains(msg, "accepts ") {
+			// Flag errors are UsageErrors already (cmdutil.FlagError); these come
+			// from cobra's argument checks.
+			if strings.HasPrefix(msg, "unknown command") || strings.Contains(msg, "accepts ") {
 				err = &cmdutil.UsageError{Err: err}
 			}
 			fmt.Fprintf(io.ErrOut, "asb: %s\n", msg)
