@@ -15,7 +15,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/agents-sandbox/asb/generator"
-	"github.com/agents-sandbox/asb/internal/testenv"
+	"github.com/agents-sandbox/asb/internal/testkit/testenv"
 	"github.com/agents-sandbox/asb/schema"
 	"github.com/agents-sandbox/asb/templates"
 )

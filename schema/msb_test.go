@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agents-sandbox/asb/internal/testenv"
+	"github.com/agents-sandbox/asb/internal/testkit/testenv"
 	"github.com/agents-sandbox/asb/schema"
 )
 

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/agents-sandbox/asb/generator"
-	"github.com/agents-sandbox/asb/internal/testenv"
+	"github.com/agents-sandbox/asb/internal/testkit/testenv"
 	"github.com/agents-sandbox/asb/runner"
 )
 

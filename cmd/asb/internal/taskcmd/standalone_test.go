@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/agents-sandbox/asb/generator"
-	"github.com/agents-sandbox/asb/internal/testenv"
+	"github.com/agents-sandbox/asb/internal/testkit/testenv"
 )
 
 var ansi = regexp.MustCompile("\x1b\\[[0-9;]*m")

@@ -58,7 +58,7 @@ func Dispatch() {
 // into each test's bin folder.
 func Build(dir string) (string, error) {
 	out := filepath.Join(dir, "fake")
-	cmd := exec.Command("go", "build", "-o", out, "github.com/agents-sandbox/asb/internal/fakes/cmd/fake")
+	cmd := exec.Command("go", "build", "-o", out, "github.com/agents-sandbox/asb/internal/testkit/fakes/cmd/fake")
 	if b, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("build the stand-in tools: %w\n%s", err, b)
 	}

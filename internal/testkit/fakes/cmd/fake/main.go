@@ -2,6 +2,6 @@
 // fakes), as a small binary of its own so each invocation starts fast.
 package main
 
-import "github.com/agents-sandbox/asb/internal/fakes"
+import "github.com/agents-sandbox/asb/internal/testkit/fakes"
 
 func main() { fakes.Dispatch() }
