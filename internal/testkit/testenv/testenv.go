@@ -23,10 +23,12 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agents-sandbox/asb/host"
 )
 
 // MSBVersion is the microsandbox release asb is written against.
-const MSBVersion = "0.7.2"
+const MSBVersion = host.MSBVersion
 
 // Environment variables of the policy.
 const (

@@ -11,14 +11,15 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agents-sandbox/asb/cmd/asb/internal/cmdutil"
-	"github.com/agents-sandbox/asb/runner"
+	"github.com/agents-sandbox/asb/host"
 )
 
 // Options are the parsed command line of `asb doctor`.
 type Options struct {
 	IO     *cmdutil.IOStreams
-	Host   runner.Host
+	Host   host.Host
 	Format string // "table" or "json"
+	Boot   bool   // only the pre-boot check (what vm:create and vm:start run first)
 }
 
 // NewCmd returns `asb doctor`.
@@ -28,13 +29,13 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 
 // newCmd lets tests swap the run function.
 func newCmd(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
-	opts := &Options{IO: f.IO, Host: runner.SystemHost{}}
+	opts := &Options{IO: f.IO, Host: host.SystemHost{}}
 	cmd := &cobra.Command{
 		Use:   "doctor",
 		Short: "Check that this machine can run the agent's microVM",
 		Long: `Check what the agent's microVM needs on this machine, one line per check:
 
-  msb              microsandbox's CLI on PATH, version ` + runner.MSBVersion + `
+  msb              microsandbox's CLI on PATH, version ` + host.MSBVersion + `
   libkrunfw        the VM firmware library in ../lib beside msb's real path
   /dev/kvm         present and writable (Linux)
   CPU virtualization  vmx or svm in /proc/cpuinfo (Linux), Apple Silicon (macOS)
@@ -44,12 +45,23 @@ func newCmd(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cob
 
 ✓ passed, ! a warning, ✗ failed (with how to fix it underneath), - not
 checked. asb doctor exits 1 when the agent cannot run here: msb missing or
-broken, no KVM, no CPU virtualization, or no builder.`,
+broken, no KVM, no CPU virtualization, or no builder.
+
+--boot checks only what booting a microVM needs (/dev/kvm and CPU
+virtualization on Linux, Apple silicon on macOS), prints nothing when the
+host has it, and exits 1 with the reason and the fix when it does not. The
+Taskfile's vm:create and vm:start run it first, so a host that cannot boot
+is told so in a second, before any image is built, instead of after minutes
+of a doomed boot. image:build and image:load do not need it.
+` + host.SkipEnv + `=1 skips that check, for a host where asb's reading is wrong.`,
 		Example: `  # Is this machine ready?
   asb doctor
 
   # For scripts: one JSON object, "ok" says whether the agent can run
-  asb doctor --format json | jq -r '.checks[] | select(.status=="fail") | .name'`,
+  asb doctor --format json | jq -r '.checks[] | select(.status=="fail") | .name'
+
+  # Can a microVM boot here? (silent and exit 0 when it can)
+  asb doctor --boot`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if opts.Format != "table" && opts.Format != "json" {
@@ -62,15 +74,16 @@ broken, no KVM, no CPU virtualization, or no builder.`,
 		},
 	}
 	cmd.Flags().StringVar(&opts.Format, "format", "table", "output: table or json")
+	cmd.Flags().BoolVar(&opts.Boot, "boot", false, "only check that a microVM can boot here (quiet when it can; "+host.SkipEnv+"=1 skips)")
 	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions([]string{"table", "json"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
 
 // jsonReport is the --format json output.
 type jsonReport struct {
-	OK       bool           `json:"ok"`
-	Blocking []string       `json:"blocking"`
-	Checks   []runner.Check `json:"checks"`
+	OK       bool         `json:"ok"`
+	Blocking []string     `json:"blocking"`
+	Checks   []host.Check `json:"checks"`
 }
 
 // Run runs the checks and prints them.
@@ -78,7 +91,10 @@ func Run(ctx context.Context, o *Options) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	r := runner.Doctor(ctx, o.Host)
+	if o.Boot {
+		return runBoot(ctx, o)
+	}
+	r := host.Doctor(ctx, o.Host)
 	var err error
 	if o.Format == "json" {
 		enc := json.NewEncoder(o.IO.Out)
@@ -100,25 +116,16 @@ func Run(ctx context.Context, o *Options) error {
 	return nil
 }
 
-var marks = map[runner.Status]string{
-	runner.StatusOK:   "✓",
-	runner.StatusWarn: "!",
-	runner.StatusFail: "✗",
-	runner.StatusSkip: "-",
+var marks = map[host.Status]string{
+	host.StatusOK:   "✓",
+	host.StatusWarn: "!",
+	host.StatusFail: "✗",
+	host.StatusSkip: "-",
 }
 
-func printTable(w io.Writer, r runner.DoctorReport) error {
-	width := 0
-	for _, c := range r.Checks {
-		width = max(width, len(c.Name))
-	}
+func printTable(w io.Writer, r host.DoctorReport) error {
 	var b strings.Builder
-	for _, c := range r.Checks {
-		fmt.Fprintf(&b, "%s %-*s  %s\n", marks[c.Status], width, c.Name, c.Detail)
-		if c.Fix != "" && c.Status != runner.StatusOK {
-			fmt.Fprintf(&b, "  %*s  fix: %s\n", width, "", c.Fix)
-		}
-	}
+	printChecks(&b, r.Checks)
 	if blocking := r.Blocking(); len(blocking) > 0 {
 		fmt.Fprintf(&b, "\nThe agent cannot run on this machine: %s.\n", strings.Join(blocking, ", "))
 	} else {
@@ -126,4 +133,66 @@ func printTable(w io.Writer, r runner.DoctorReport) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// bootJSON is the --boot --format json output.
+type bootJSON struct {
+	OK      bool         `json:"ok"`
+	Skipped bool         `json:"skipped"`
+	Checks  []host.Check `json:"checks"`
+}
+
+// runBoot is the pre-boot check: silent when a microVM can boot here, the
+// failed checks with their fixes (as asb doctor prints them) and exit 1
+// when it cannot.
+func runBoot(ctx context.Context, o *Options) error {
+	r := host.Boot(ctx, o.Host)
+	if o.Format == "json" {
+		checks := r.Checks
+		if checks == nil {
+			checks = []host.Check{}
+		}
+		enc := json.NewEncoder(o.IO.Out)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(bootJSON{OK: r.OK(), Skipped: r.Skipped, Checks: checks}); err != nil {
+			return fmt.Errorf("print the report: %w", err)
+		}
+	}
+	switch {
+	case r.Skipped:
+		fmt.Fprintf(o.IO.ErrOut, "asb: the host check is skipped (%s=1): a VM that cannot boot here fails only when msb gives up\n", host.SkipEnv)
+		return nil
+	case r.OK():
+		return nil
+	}
+	if o.Format != "json" {
+		var failed []host.Check
+		for _, c := range r.Checks {
+			if c.Status == host.StatusFail {
+				failed = append(failed, c)
+			}
+		}
+		var b strings.Builder
+		printChecks(&b, failed)
+		fmt.Fprintf(&b, "\nThis host cannot boot the agent's microVM (%s): nothing was started.\n", strings.Join(host.DoctorReport{Checks: r.Checks}.Blocking(), ", "))
+		fmt.Fprintf(&b, "Building and loading the image still work here (asb task image:load); asb doctor checks everything else.\n")
+		if _, err := io.WriteString(o.IO.ErrOut, b.String()); err != nil {
+			return err
+		}
+	}
+	return &cmdutil.SilentError{Code: 1}
+}
+
+// printChecks writes one line per check, its fix underneath.
+func printChecks(b *strings.Builder, checks []host.Check) {
+	width := 0
+	for _, c := range checks {
+		width = max(width, len(c.Name))
+	}
+	for _, c := range checks {
+		fmt.Fprintf(b, "%s %-*s  %s\n", marks[c.Status], width, c.Name, c.Detail)
+		if c.Fix != "" && c.Status != host.StatusOK {
+			fmt.Fprintf(b, "  %*s  fix: %s\n", width, "", c.Fix)
+		}
+	}
 }

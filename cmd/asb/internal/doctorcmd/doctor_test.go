@@ -12,39 +12,41 @@ import (
 	"testing/fstest"
 
 	"github.com/agents-sandbox/asb/cmd/asb/internal/cmdutil"
-	"github.com/agents-sandbox/asb/runner"
+	"github.com/agents-sandbox/asb/host"
 )
 
-// host is a fake runner.Host: a Linux box with msb, docker and podman;
+// fakeHost is a fake host.Host: a Linux box with msb, docker and podman;
 // virt and kvm say whether the CPU flag and /dev/kvm are there.
-type host struct {
+type fakeHost struct {
 	virt, kvm bool
+	skip      bool // ASB_SKIP_HOST_CHECK=1
 }
 
-func (h host) GOOS() string { return "linux" }
-func (h host) LookPath(n string) (string, error) {
+func (h fakeHost) GOOS() string   { return "linux" }
+func (h fakeHost) GOARCH() string { return "amd64" }
+func (h fakeHost) LookPath(n string) (string, error) {
 	switch n {
 	case "msb", "docker", "podman":
 		return "/opt/bin/" + n, nil
 	}
 	return "", errors.New("not found")
 }
-func (h host) EvalSymlinks(p string) (string, error) { return p, nil }
-func (h host) Glob(string) ([]string, error)         { return []string{"/opt/lib/libkrunfw.so.5.6.1"}, nil }
-func (h host) Stat(p string) (fs.FileInfo, error) {
+func (h fakeHost) EvalSymlinks(p string) (string, error) { return p, nil }
+func (h fakeHost) Glob(string) ([]string, error)         { return []string{"/opt/lib/libkrunfw.so.5.6.1"}, nil }
+func (h fakeHost) Stat(p string) (fs.FileInfo, error) {
 	if p == "/dev/kvm" && h.kvm {
 		return fstest.MapFS{"kvm": {Mode: fs.ModeDevice | fs.ModeCharDevice | 0o666}}.Stat("kvm")
 	}
 	return nil, fs.ErrNotExist
 }
-func (h host) OpenRW(string) error { return nil }
-func (h host) ReadFile(string) ([]byte, error) {
+func (h fakeHost) OpenRW(string) error { return nil }
+func (h fakeHost) ReadFile(string) ([]byte, error) {
 	if h.virt {
 		return []byte("flags\t: fpu vmx\n"), nil
 	}
 	return []byte("flags\t: fpu\n"), nil
 }
-func (h host) Run(_ context.Context, name string, args ...string) ([]byte, []byte, error) {
+func (h fakeHost) Run(_ context.Context, name string, args ...string) ([]byte, []byte, error) {
 	switch strings.Join(append([]string{name}, args...), " ") {
 	case "/opt/bin/msb --version":
 		return []byte("msb 0.7.2\n"), nil, nil
@@ -58,11 +60,16 @@ func (h host) Run(_ context.Context, name string, args ...string) ([]byte, []byt
 	}
 	return nil, nil, errors.New("exit status 1")
 }
-func (h host) Getenv(string) string            { return "" }
-func (h host) Getwd() (string, error)          { return "/home/u/proj", nil }
-func (h host) FreeDisk(string) (uint64, error) { return 5 << 30, nil }
+func (h fakeHost) Getenv(k string) string {
+	if k == host.SkipEnv && h.skip {
+		return "1"
+	}
+	return ""
+}
+func (h fakeHost) Getwd() (string, error)          { return "/home/u/proj", nil }
+func (h fakeHost) FreeDisk(string) (uint64, error) { return 5 << 30, nil }
 
-func run(t *testing.T, h runner.Host, format string) (string, error) {
+func run(t *testing.T, h host.Host, format string) (string, error) {
 	t.Helper()
 	var out bytes.Buffer
 	err := Run(context.Background(), &Options{IO: &cmdutil.IOStreams{Out: &out, ErrOut: &out}, Host: h, Format: format})
@@ -70,7 +77,7 @@ func run(t *testing.T, h runner.Host, format string) (string, error) {
 }
 
 func TestTableNoVirtualization(t *testing.T) {
-	out, err := run(t, host{}, "table")
+	out, err := run(t, fakeHost{}, "table")
 	if cmdutil.ExitCode(err) != 1 {
 		t.Errorf("exit code %d (err %v), want 1", cmdutil.ExitCode(err), err)
 	}
@@ -78,9 +85,9 @@ func TestTableNoVirtualization(t *testing.T) {
 ✓ msb version         0.7.2
 ✓ libkrunfw           /opt/lib/libkrunfw.so.5.6.1
 ✗ /dev/kvm            missing
-                      fix: load the KVM module (modprobe kvm_intel or kvm_amd) on a machine with CPU virtualization; in a container or CI job the host must pass /dev/kvm through
+                      fix: load the KVM module (modprobe kvm_intel or kvm_amd) on a machine with CPU virtualization; in a container or CI job the host must pass /dev/kvm through; if this host can boot microVMs all the same, set ASB_SKIP_HOST_CHECK=1 to skip asb's check
 ✗ CPU virtualization  missing: no vmx or svm flag in /proc/cpuinfo, so microVMs cannot boot here
-                      fix: enable virtualization (Intel VT-x / AMD-V) in the BIOS or UEFI; inside a VM, turn on nested virtualization on its host, or use a machine that has it
+                      fix: enable virtualization (Intel VT-x / AMD-V) in the BIOS or UEFI; inside a VM, turn on nested virtualization on its host, or use a machine that has it; if this host can boot microVMs all the same, set ASB_SKIP_HOST_CHECK=1 to skip asb's check
 ✓ image builder       docker 20.10.24, daemon reachable
 ! free disk           5.0 GiB free in /home/u/proj
                       fix: images, microsandbox's layer cache and the VM's disks need room: free up space (at least 10 GiB) or work on a bigger disk
@@ -95,7 +102,7 @@ The agent cannot run on this machine: /dev/kvm, CPU virtualization.
 }
 
 func TestTableAllGood(t *testing.T) {
-	out, err := run(t, host{virt: true, kvm: true}, "table")
+	out, err := run(t, fakeHost{virt: true, kvm: true}, "table")
 	if err != nil {
 		t.Errorf("err = %v, want nil (warnings do not fail)", err)
 	}
@@ -106,7 +113,7 @@ func TestTableAllGood(t *testing.T) {
 }
 
 func TestJSON(t *testing.T) {
-	out, err := run(t, host{kvm: true}, "json")
+	out, err := run(t, fakeHost{kvm: true}, "json")
 	if cmdutil.ExitCode(err) != 1 {
 		t.Errorf("exit code %d, want 1", cmdutil.ExitCode(err))
 	}
@@ -121,15 +128,15 @@ func TestJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &got); err != nil {
 		t.Fatalf("not JSON: %v\n%s", err, out)
 	}
-	if got.OK || len(got.Blocking) != 1 || got.Blocking[0] != runner.CheckVirt || len(got.Checks) != 8 {
+	if got.OK || len(got.Blocking) != 1 || got.Blocking[0] != host.CheckVirt || len(got.Checks) != 8 {
 		t.Errorf("report = %+v", got)
 	}
 	for _, c := range got.Checks {
-		if c.Name == runner.CheckVirt && (c.Status != "fail" || !c.Blocking || !strings.Contains(c.Fix, "BIOS")) {
+		if c.Name == host.CheckVirt && (c.Status != "fail" || !c.Blocking || !strings.Contains(c.Fix, "BIOS")) {
 			t.Errorf("virtualization = %+v", c)
 		}
 	}
-	good, err := run(t, host{kvm: true, virt: true}, "json")
+	good, err := run(t, fakeHost{kvm: true, virt: true}, "json")
 	if err != nil || !strings.Contains(good, `"ok": true`) || !strings.Contains(good, `"blocking": []`) {
 		t.Errorf("good host: err %v\n%s", err, good)
 	}
@@ -144,7 +151,7 @@ func TestFormatFlag(t *testing.T) {
 	if err := cmd.Execute(); err != nil || got == nil || got.Format != "json" {
 		t.Fatalf("--format json: err %v, opts %+v", err, got)
 	}
-	if _, ok := got.Host.(runner.SystemHost); !ok {
+	if _, ok := got.Host.(host.SystemHost); !ok {
 		t.Errorf("the real command must look at the real host, got %T", got.Host)
 	}
 	cmd = newCmd(f, func(context.Context, *Options) error { t.Error("ran with a bad --format"); return nil })
@@ -173,11 +180,11 @@ func TestRealDoctorCommand(t *testing.T) {
 		}
 	}
 	var out bytes.Buffer
-	err = Run(context.Background(), &Options{IO: &cmdutil.IOStreams{Out: &out, ErrOut: &out}, Host: runner.SystemHost{}, Format: "table"})
+	err = Run(context.Background(), &Options{IO: &cmdutil.IOStreams{Out: &out, ErrOut: &out}, Host: host.SystemHost{}, Format: "table"})
 	t.Logf("asb doctor here:\n%s", out.String())
 	line := ""
 	for l := range strings.SplitSeq(out.String(), "\n") {
-		if _, rest, ok := strings.Cut(l, " "); ok && strings.HasPrefix(rest, runner.CheckVirt+" ") {
+		if _, rest, ok := strings.Cut(l, " "); ok && strings.HasPrefix(rest, host.CheckVirt+" ") {
 			line = l
 		}
 	}
@@ -186,5 +193,60 @@ func TestRealDoctorCommand(t *testing.T) {
 	}
 	if !hasVirt && cmdutil.ExitCode(err) != 1 {
 		t.Errorf("no virtualization: exit code %d, want 1", cmdutil.ExitCode(err))
+	}
+}
+
+// TestBoot is the pre-boot check vm:create and vm:start run: silent on a
+// host that can boot, doctor's reason and fix and exit 1 on one that cannot,
+// and skipped (with a note) under ASB_SKIP_HOST_CHECK=1.
+func TestBoot(t *testing.T) {
+	boot := func(h fakeHost, format string) (string, string, error) {
+		var out, errOut bytes.Buffer
+		err := Run(context.Background(), &Options{IO: &cmdutil.IOStreams{Out: &out, ErrOut: &errOut}, Host: h, Format: format, Boot: true})
+		return out.String(), errOut.String(), err
+	}
+	out, errOut, err := boot(fakeHost{kvm: true, virt: true}, "table")
+	if err != nil || out != "" || errOut != "" {
+		t.Errorf("a host that can boot: err %v, out %q, stderr %q; want silence", err, out, errOut)
+	}
+	out, errOut, err = boot(fakeHost{kvm: true}, "table")
+	if cmdutil.ExitCode(err) != 1 || out != "" {
+		t.Fatalf("no CPU virtualization: exit %d, out %q", cmdutil.ExitCode(err), out)
+	}
+	doctor, _ := run(t, fakeHost{kvm: true}, "table")
+	for _, want := range []string{
+		"✗ CPU virtualization  missing: no vmx or svm flag",
+		"fix: enable virtualization (Intel VT-x / AMD-V)",
+		"set ASB_SKIP_HOST_CHECK=1",
+		"This host cannot boot the agent's microVM (CPU virtualization): nothing was started.",
+		"asb task image:load",
+	} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errOut)
+		}
+	}
+	// Doctor's own lines, word for word.
+	for _, l := range strings.Split(errOut, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(l), "✗") || strings.HasPrefix(strings.TrimSpace(l), "fix:") {
+			if !strings.Contains(doctor, strings.TrimSpace(l)) {
+				t.Errorf("--boot says %q, which asb doctor does not", l)
+			}
+		}
+	}
+	if strings.Contains(errOut, "/dev/kvm") {
+		t.Errorf("--boot lists a check that passed:\n%s", errOut)
+	}
+	out, errOut, err = boot(fakeHost{skip: true}, "table")
+	if err != nil || out != "" || !strings.Contains(errOut, "ASB_SKIP_HOST_CHECK=1") {
+		t.Errorf("skipped: err %v, out %q, stderr %q", err, out, errOut)
+	}
+	out, _, err = boot(fakeHost{}, "json")
+	var got struct {
+		OK      bool         `json:"ok"`
+		Skipped bool         `json:"skipped"`
+		Checks  []host.Check `json:"checks"`
+	}
+	if jerr := json.Unmarshal([]byte(out), &got); jerr != nil || cmdutil.ExitCode(err) != 1 || got.OK || len(got.Checks) != 2 {
+		t.Errorf("--boot --format json: exit %d, %v\n%s", cmdutil.ExitCode(err), jerr, out)
 	}
 }

@@ -1,4 +1,4 @@
-package runner
+package host
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 // fakeHost is a Host made of maps; every command run is recorded.
 type fakeHost struct {
 	goos    string
+	goarch  string
 	paths   map[string]string // LookPath
 	links   map[string]string // EvalSymlinks
 	globs   map[string][]string
@@ -37,6 +38,12 @@ type fakeRun struct {
 }
 
 func (h *fakeHost) GOOS() string { return h.goos }
+func (h *fakeHost) GOARCH() string {
+	if h.goarch == "" {
+		return "amd64"
+	}
+	return h.goarch
+}
 func (h *fakeHost) LookPath(n string) (string, error) {
 	if p, ok := h.paths[n]; ok {
 		return p, nil

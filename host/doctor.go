@@ -1,15 +1,9 @@
-package runner
+package host
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"time"
 )
@@ -22,26 +16,6 @@ const MSBInstallHint = "npm pack @superradcompany/microsandbox-linux-x64-gnu@" +
 	" && tar xzf superradcompany-microsandbox-linux-x64-gnu-" + MSBVersion + ".tgz, then put a symlink to" +
 	" package/bin/msb on PATH (a copy does not work: msb finds ../lib/libkrunfw.so.* beside itself);" +
 	" in asb's repository `make tools` does all that"
-
-// Host is what the doctor looks at. SystemHost is the real one; tests pass
-// a fake to reach every outcome.
-type Host interface {
-	GOOS() string
-	LookPath(name string) (string, error)
-	EvalSymlinks(path string) (string, error)
-	Glob(pattern string) ([]string, error)
-	Stat(path string) (fs.FileInfo, error)
-	// OpenRW opens path read-write and closes it again: can we use it?
-	OpenRW(path string) error
-	ReadFile(path string) ([]byte, error)
-	// Run runs a command; a non-zero exit is an error (stdout and stderr are
-	// returned anyway).
-	Run(ctx context.Context, name string, args ...string) (stdout, stderr []byte, err error)
-	Getenv(key string) string
-	Getwd() (string, error)
-	// FreeDisk returns the bytes available to this user on path's file system.
-	FreeDisk(path string) (uint64, error)
-}
 
 // Status is the outcome of one check.
 type Status string
@@ -121,8 +95,9 @@ func Doctor(ctx context.Context, h Host) DoctorReport {
 		add(Check{Name: CheckMSBVersion, Status: StatusSkip, Detail: "msb not found"})
 		add(Check{Name: CheckLibkrunfw, Status: StatusSkip, Detail: "msb not found"})
 	}
-	add(checkKVM(h))
-	add(checkVirt(ctx, h))
+	for _, c := range BootChecks(ctx, h) {
+		add(c)
+	}
 	add(checkBuilder(ctx, h))
 	add(checkDisk(h))
 	if msb != "" {
@@ -190,90 +165,6 @@ func checkLibkrunfw(h Host, msb string) Check {
 	}
 	c.Status, c.Detail = StatusOK, matches[len(matches)-1]
 	return c
-}
-
-func checkKVM(h Host) Check {
-	c := Check{Name: CheckKVM, Blocking: true}
-	if h.GOOS() != "linux" {
-		c.Status, c.Blocking = StatusSkip, false
-		c.Detail = "not used on " + h.GOOS()
-		return c
-	}
-	fi, err := h.Stat("/dev/kvm")
-	if err != nil {
-		c.Status, c.Detail = StatusFail, "missing"
-		c.Fix = "load the KVM module (modprobe kvm_intel or kvm_amd) on a machine with CPU virtualization; in a container or CI job the host must pass /dev/kvm through"
-		return c
-	}
-	if fi.Mode()&fs.ModeDevice == 0 {
-		c.Status, c.Detail = StatusFail, "present but not a device"
-		c.Fix = "/dev/kvm should be the KVM character device; check the kernel's KVM module"
-		return c
-	}
-	if err := h.OpenRW("/dev/kvm"); err != nil {
-		c.Status, c.Detail = StatusFail, "present but not writable by this user"
-		c.Fix = "add yourself to the kvm group (sudo usermod -aG kvm $USER, then log in again), or fix /dev/kvm's permissions"
-		return c
-	}
-	c.Status, c.Detail = StatusOK, "present and writable"
-	return c
-}
-
-func checkVirt(ctx context.Context, h Host) Check {
-	c := Check{Name: CheckVirt, Blocking: true}
-	switch h.GOOS() {
-	case "linux":
-		raw, err := h.ReadFile("/proc/cpuinfo")
-		if err != nil {
-			c.Status, c.Detail = StatusFail, "cannot read /proc/cpuinfo: "+err.Error()
-			c.Fix = "asb needs /proc/cpuinfo to tell whether the CPU has VT-x or AMD-V"
-			return c
-		}
-		switch flag := virtFlag(raw); flag {
-		case "vmx":
-			c.Status, c.Detail = StatusOK, "Intel VT-x (vmx)"
-		case "svm":
-			c.Status, c.Detail = StatusOK, "AMD-V (svm)"
-		default:
-			c.Status = StatusFail
-			c.Detail = "missing: no vmx or svm flag in /proc/cpuinfo, so microVMs cannot boot here"
-			c.Fix = "enable virtualization (Intel VT-x / AMD-V) in the BIOS or UEFI; inside a VM, turn on nested virtualization on its host, or use a machine that has it"
-		}
-	case "darwin":
-		ctx, cancel := context.WithTimeout(ctx, doctorTimeout)
-		defer cancel()
-		out, _, err := h.Run(ctx, "uname", "-m")
-		arch := strings.TrimSpace(string(out))
-		if err == nil && arch == "arm64" {
-			c.Status, c.Detail = StatusOK, "Apple Silicon (Hypervisor.framework)"
-			return c
-		}
-		if arch == "" {
-			arch = "unknown"
-		}
-		c.Status, c.Detail = StatusFail, "this Mac is "+arch+"; microsandbox runs on Apple Silicon (arm64) only"
-		c.Fix = "use an Apple Silicon Mac or a Linux machine with KVM"
-	default:
-		c.Status, c.Detail = StatusFail, "microsandbox does not run on "+h.GOOS()
-		c.Fix = "use Linux with KVM, or an Apple Silicon Mac"
-	}
-	return c
-}
-
-// virtFlag returns "vmx", "svm" or "" from /proc/cpuinfo's flags lines.
-func virtFlag(cpuinfo []byte) string {
-	for line := range strings.SplitSeq(string(cpuinfo), "\n") {
-		key, val, ok := strings.Cut(line, ":")
-		if !ok || strings.TrimSpace(key) != "flags" {
-			continue
-		}
-		for f := range strings.FieldsSeq(val) {
-			if f == "vmx" || f == "svm" {
-				return f
-			}
-		}
-	}
-	return ""
 }
 
 // checkBuilder looks for a working image builder: $ASB_BUILDER when set,
@@ -391,81 +282,4 @@ func checkMSBDoctor(ctx context.Context, h Host, msb string) Check {
 	}
 	c.Fix = "run `msb doctor` for its details (and `msb doctor --fix` for the fixes it knows)"
 	return c
-}
-
-func firstLine(s string, err error) string {
-	for line := range strings.SplitSeq(s, "\n") {
-		if line = strings.TrimSpace(line); line != "" {
-			return line
-		}
-	}
-	if err != nil {
-		return err.Error()
-	}
-	return "no output"
-}
-
-func humanBytes(n uint64) string {
-	const gib = 1 << 30
-	if n >= gib {
-		return fmt.Sprintf("%.1f GiB", float64(n)/gib)
-	}
-	return fmt.Sprintf("%d MiB", n>>20)
-}
-
-// SystemHost is the real machine.
-type SystemHost struct{}
-
-// GOOS is runtime.GOOS.
-func (SystemHost) GOOS() string { return runtime.GOOS }
-
-// LookPath is exec.LookPath, made absolute.
-func (SystemHost) LookPath(name string) (string, error) {
-	p, err := exec.LookPath(name)
-	if err != nil {
-		return "", err
-	}
-	return filepath.Abs(p)
-}
-
-// EvalSymlinks is filepath.EvalSymlinks.
-func (SystemHost) EvalSymlinks(p string) (string, error) { return filepath.EvalSymlinks(p) }
-
-// Glob is filepath.Glob.
-func (SystemHost) Glob(pattern string) ([]string, error) { return filepath.Glob(pattern) }
-
-// Stat is os.Stat.
-func (SystemHost) Stat(p string) (fs.FileInfo, error) { return os.Stat(p) }
-
-// OpenRW opens p read-write and closes it.
-func (SystemHost) OpenRW(p string) error {
-	f, err := os.OpenFile(p, os.O_RDWR, 0)
-	if err != nil {
-		return err
-	}
-	return f.Close()
-}
-
-// ReadFile is os.ReadFile.
-func (SystemHost) ReadFile(p string) ([]byte, error) { return os.ReadFile(p) }
-
-// Getenv is os.Getenv.
-func (SystemHost) Getenv(k string) string { return os.Getenv(k) }
-
-// Getwd is os.Getwd.
-func (SystemHost) Getwd() (string, error) { return os.Getwd() }
-
-// FreeDisk returns the bytes available on p's file system.
-func (SystemHost) FreeDisk(p string) (uint64, error) { return freeDisk(p) }
-
-// Run runs name with args.
-func (SystemHost) Run(ctx context.Context, name string, args ...string) ([]byte, []byte, error) {
-	cmd := exec.CommandContext(ctx, name, args...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	if err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		err = fmt.Errorf("no answer within %v: %w", doctorTimeout, err)
-	}
-	return out.Bytes(), errb.Bytes(), err
 }
