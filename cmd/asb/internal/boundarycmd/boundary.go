@@ -1,7 +1,5 @@
 // Package boundarycmd is `asb boundary`: one screen of what the agent in the
-// VM can reach. It also holds what the commands that edit the boundary
-// (asb secret, network, mount, port) share: the edit session that checks
-// before it writes, and the summary they print afterwards.
+// VM can reach (outer.Boundary).
 package boundarycmd
 
 import (
@@ -50,7 +48,7 @@ asb network, asb port and asb secret; check it with asb validate.`,
 			return Run(opts)
 		},
 	}
-	AddDirFlag(cmd, &opts.Dir)
+	cmdutil.AddDirFlag(cmd, &opts.Dir)
 	cmd.Flags().StringVar(&opts.Format, "format", "text", "output format: text or json")
 	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions([]string{"text", "json"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
@@ -61,11 +59,11 @@ func Run(o *Options) error {
 	if o.Format != "text" && o.Format != "json" {
 		return &cmdutil.UsageError{Err: fmt.Errorf("--format %q: use text or json", o.Format)}
 	}
-	s, err := Open(o.Factory, o.Dir)
+	f, err := cmdutil.OpenFolder(o.Factory, o.Dir)
 	if err != nil {
 		return err
 	}
-	b := s.Summarize()
+	b := f.Summarize()
 	if o.Format == "json" {
 		enc := json.NewEncoder(o.Factory.IO.Out)
 		enc.SetIndent("", "  ")

@@ -7,8 +7,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/agents-sandbox/asb/cmd/asb/internal/boundarycmd"
 	"github.com/agents-sandbox/asb/cmd/asb/internal/cmdutil"
+	"github.com/agents-sandbox/asb/outer"
 )
 
 // Options are the parsed command line of `asb network`.
@@ -36,9 +36,9 @@ only a deny list narrows it; with network: none it reaches nothing.`,
   asb network deny api.example.com
   asb network show`,
 		Args: cobra.NoArgs,
-		RunE: boundarycmd.NeedSubcommand,
+		RunE: cmdutil.NeedSubcommand,
 	}
-	boundarycmd.AddDirFlag(cmd, &opts.Dir)
+	cmdutil.AddDirFlag(cmd, &opts.Dir)
 	cmd.AddCommand(&cobra.Command{
 		Use:   "allow HOST...",
 		Short: "Let the VM reach HOST",
@@ -52,7 +52,7 @@ says how to switch to an allow list.`,
   asb network allow api.github.com,github.com "*.githubusercontent.com"`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.Hosts = boundarycmd.SplitHosts(args)
+			opts.Hosts = outer.SplitHosts(args)
 			return runEdit(opts, true)
 		},
 	})
@@ -77,44 +77,32 @@ it can never be used.`,
 		Example: `  asb network deny api.example.com`,
 		Args:    cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.Hosts = boundarycmd.SplitHosts(args)
+			opts.Hosts = outer.SplitHosts(args)
 			return runEdit(opts, false)
 		},
 	})
-	cmd.AddCommand(boundarycmd.ShowCommand(opts.Factory, &opts.Dir, "show", []string{"ls"},
-		"Show the egress policy and the allowed and denied hosts", (*boundarycmd.Boundary).PrintNetwork))
+	cmd.AddCommand(cmdutil.ShowCommand(opts.Factory, &opts.Dir, "show", []string{"ls"},
+		"Show the egress policy and the allowed and denied hosts", (*outer.Boundary).PrintNetwork))
 	return cmd
 }
 
 func runEdit(o *Options, allow bool) error {
-	if err := boundarycmd.CheckHosts("host", o.Hosts); err != nil {
+	if err := outer.CheckHosts("host", o.Hosts); err != nil {
 		return &cmdutil.UsageError{Err: err}
 	}
-	s, err := boundarycmd.Open(o.Factory, o.Dir)
+	f, err := cmdutil.OpenFolder(o.Factory, o.Dir)
 	if err != nil {
 		return err
 	}
-	doc, root, err := s.Doc(boundarycmd.SandboxFile)
-	if err != nil {
-		return err
-	}
-	var e boundarycmd.NetEdit
+	edit := f.Deny
 	if allow {
-		e = boundarycmd.AllowHosts(root, o.Hosts)
-	} else {
-		e = boundarycmd.DenyHosts(root, o.Hosts)
+		edit = f.Allow
 	}
-	if e.Refusal != "" {
-		return fmt.Errorf("nothing was changed: %s", e.Refusal)
+	e, warns, err := edit(o.Hosts)
+	if err != nil {
+		return err
 	}
-	if e.Changed {
-		if err := s.Save(boundarycmd.SandboxFile, doc); err != nil {
-			return err
-		}
-		if err := s.Commit(); err != nil {
-			return err
-		}
-	}
+	cmdutil.PrintWarnings(o.Factory.IO.ErrOut, warns)
 	w := o.Factory.IO.Out
 	list := func(verb string, hosts []string) {
 		if len(hosts) > 0 {
@@ -150,6 +138,6 @@ func runEdit(o *Options, allow bool) error {
 		fmt.Fprintln(w, "sandbox.yaml was not changed")
 	}
 	fmt.Fprintln(w)
-	s.Summarize().PrintNetwork(w)
+	f.Summarize().PrintNetwork(w)
 	return nil
 }

@@ -4,15 +4,12 @@ package secretcmd
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
-	"go.yaml.in/yaml/v3"
 
-	"github.com/agents-sandbox/asb/cmd/asb/internal/boundarycmd"
 	"github.com/agents-sandbox/asb/cmd/asb/internal/cmdutil"
-	"github.com/agents-sandbox/asb/internal/yamledit"
+	"github.com/agents-sandbox/asb/outer"
 	"github.com/agents-sandbox/asb/schema"
 )
 
@@ -48,9 +45,9 @@ to secrets.env for you to fill in.`,
   asb secret ls
   asb secret rm GITHUB_TOKEN`,
 		Args: cobra.NoArgs,
-		RunE: boundarycmd.NeedSubcommand,
+		RunE: cmdutil.NeedSubcommand,
 	}
-	boundarycmd.AddDirFlag(cmd, &opts.Dir)
+	cmdutil.AddDirFlag(cmd, &opts.Dir)
 
 	add := &cobra.Command{
 		Use:   "add NAME --allow HOST[,HOST…] [--query] [--body]",
@@ -121,87 +118,36 @@ func runAdd(o *Options) error {
 	if !schema.ValidEnvName(o.Name) {
 		return &cmdutil.UsageError{Err: fmt.Errorf("NAME %q is not an environment variable name: use letters, digits and _, not starting with a digit (e.g. GITHUB_TOKEN)", o.Name)}
 	}
-	hosts := boundarycmd.SplitHosts(o.Allow)
+	hosts := outer.SplitHosts(o.Allow)
 	if len(hosts) == 0 {
 		return &cmdutil.UsageError{Err: fmt.Errorf("--allow is required: a secret with no host could never be sent anywhere; e.g. asb secret add %s --allow api.example.com", o.Name)}
 	}
-	if err := boundarycmd.CheckHosts("--allow", hosts); err != nil {
+	if err := outer.CheckHosts("--allow", hosts); err != nil {
 		return &cmdutil.UsageError{Err: err}
 	}
-	s, err := boundarycmd.Open(o.Factory, o.Dir)
+	f, err := cmdutil.OpenFolder(o.Factory, o.Dir)
 	if err != nil {
 		return err
 	}
-	sdoc, sroot, err := s.Doc(boundarycmd.SecretsFile)
+	req := outer.SecretRequest{Name: o.Name, Hosts: hosts, Force: o.Force}
+	if o.setQuery {
+		req.Query = &o.Query
+	}
+	if o.setBody {
+		req.Body = &o.Body
+	}
+	e, err := f.AddSecret(req)
 	if err != nil {
 		return err
 	}
-	existing := yamledit.Get(sroot, o.Name)
-	replaced := false
-	switch {
-	case existing != nil && !o.Force:
-		return fmt.Errorf("secret %s is bound already (to %s); remove it first with asb secret rm %s, or pass --force to replace its hosts",
-			o.Name, strings.Join(yamledit.Strings(yamledit.Get(existing, "allow")), ", "), o.Name)
-	case existing != nil && existing.Kind == yaml.MappingNode:
-		replaced = true
-		yamledit.Set(existing, "allow", hostSeq(hosts), secretKeys)
-		if o.setQuery || o.setBody {
-			sub := yamledit.Get(existing, "substitution")
-			if sub == nil || sub.Kind != yaml.MappingNode {
-				sub = yamledit.Map()
-				yamledit.Set(sub, "headers", yamledit.Bool(true), subKeys)
-				yamledit.Set(existing, "substitution", sub, secretKeys)
-			}
-			if o.setQuery {
-				yamledit.Set(sub, "query", yamledit.Bool(o.Query), subKeys)
-			}
-			if o.setBody {
-				yamledit.Set(sub, "body", yamledit.Bool(o.Body), subKeys)
-			}
-		}
-	default:
-		m := yamledit.Map()
-		yamledit.Set(m, "value", yamledit.Quoted("${"+o.Name+"}"), nil)
-		yamledit.Set(m, "allow", hostSeq(hosts), nil)
-		sub := yamledit.Map()
-		yamledit.Set(sub, "headers", yamledit.Bool(true), nil)
-		yamledit.Set(sub, "query", yamledit.Bool(o.Query), nil)
-		yamledit.Set(sub, "body", yamledit.Bool(o.Body), nil)
-		yamledit.Set(m, "substitution", sub, nil)
-		yamledit.SpaceBefore(yamledit.Set(sroot, o.Name, m, nil))
-	}
-	if err := s.Save(boundarycmd.SecretsFile, sdoc); err != nil {
-		return err
-	}
-
-	ndoc, nroot, err := s.Doc(boundarycmd.SandboxFile)
-	if err != nil {
-		return err
-	}
-	net := boundarycmd.AllowHosts(nroot, hosts)
-	if net.Changed {
-		if err := s.Save(boundarycmd.SandboxFile, ndoc); err != nil {
-			return err
-		}
-	}
-
-	envData, envExists := s.Current(boundarycmd.SecretsEnvFile)
-	envLine := false
-	if !boundarycmd.EnvFileMentions(envData, o.Name) {
-		s.Set(boundarycmd.SecretsEnvFile, appendEnvLine(envData, envExists, o.Name))
-		envLine = true
-	}
-	if err := s.Commit(); err != nil {
-		return err
-	}
-
+	cmdutil.PrintWarnings(o.Factory.IO.ErrOut, e.Warnings)
 	w := o.Factory.IO.Out
-	if replaced {
+	if e.Replaced {
 		fmt.Fprintf(w, "secrets.yaml: %s now goes to %s\n", o.Name, strings.Join(hosts, ", "))
 	} else {
 		fmt.Fprintf(w, "secrets.yaml: added %s, sent only to %s\n", o.Name, strings.Join(hosts, ", "))
 	}
-	switch {
+	switch net := e.Net; {
 	case len(net.Added) > 0:
 		fmt.Fprintf(w, "sandbox.yaml: added to network.allow: %s\n", strings.Join(net.Added, ", "))
 	case net.Refusal != "":
@@ -209,55 +155,26 @@ func runAdd(o *Options) error {
 	case net.Note != "":
 		fmt.Fprintf(w, "sandbox.yaml: %s\n", net.Note)
 	}
-	if len(net.Removed) > 0 {
-		fmt.Fprintf(w, "sandbox.yaml: removed from network.deny: %s\n", strings.Join(net.Removed, ", "))
+	if len(e.Net.Removed) > 0 {
+		fmt.Fprintf(w, "sandbox.yaml: removed from network.deny: %s\n", strings.Join(e.Net.Removed, ", "))
 	}
-	if envLine {
+	if e.EnvLine {
 		fmt.Fprintf(w, "secrets.env: added a line \"# %s=\"; uncomment it and fill in the value (or export %s)\n", o.Name, o.Name)
 	}
 	fmt.Fprintln(w)
-	b := s.Summarize()
+	b := f.Summarize()
 	b.PrintSecrets(w)
 	fmt.Fprintln(w)
 	b.PrintNetwork(w)
 	return nil
 }
 
-var (
-	secretKeys = []string{"value", "placeholder", "allow", "substitution", "passthrough", "violation_action", "require_tls_identity"}
-	subKeys    = []string{"headers", "query", "body"}
-)
-
-func hostSeq(hosts []string) *yaml.Node {
-	seq := yamledit.Seq()
-	for _, h := range hosts {
-		seq.Content = append(seq.Content, yamledit.Quoted(h))
-	}
-	return seq
-}
-
-// appendEnvLine adds "# NAME=" to secrets.env's content; the header of a
-// new file says what the file is. No value is ever written.
-func appendEnvLine(data []byte, exists bool, name string) []byte {
-	out := string(data)
-	if !exists || len(data) == 0 {
-		out = "# secrets.env: the real values of the secrets in secrets.yaml.\n" +
-			"# Host only: git-ignored, mode 0600, never mounted into the VM nor copied into\n" +
-			"# an image. A variable exported in your shell wins over this file.\n" +
-			"# Uncomment a line and fill in the value:\n"
-	}
-	if out != "" && !strings.HasSuffix(out, "\n") {
-		out += "\n"
-	}
-	return []byte(out + "# " + name + "=\n")
-}
-
 func runLs(o *Options) error {
-	s, err := boundarycmd.Open(o.Factory, o.Dir)
+	f, err := cmdutil.OpenFolder(o.Factory, o.Dir)
 	if err != nil {
 		return err
 	}
-	b := s.Summarize()
+	b := f.Summarize()
 	w := o.Factory.IO.Out
 	if len(b.Secrets) == 0 {
 		fmt.Fprintln(w, "no secrets: asb secret add NAME --allow HOST binds one")
@@ -287,39 +204,24 @@ func runRm(o *Options) error {
 	if !schema.ValidEnvName(o.Name) {
 		return &cmdutil.UsageError{Err: fmt.Errorf("NAME %q is not an environment variable name", o.Name)}
 	}
-	s, err := boundarycmd.Open(o.Factory, o.Dir)
+	f, err := cmdutil.OpenFolder(o.Factory, o.Dir)
 	if err != nil {
 		return err
 	}
-	doc, root, err := s.Doc(boundarycmd.SecretsFile)
+	r, err := f.RemoveSecret(o.Name)
 	if err != nil {
 		return err
 	}
-	hosts := yamledit.Strings(yamledit.Get(yamledit.Get(root, o.Name), "allow"))
-	if !yamledit.Delete(root, o.Name) {
-		return fmt.Errorf("no secret %s in secrets.yaml; asb secret ls lists them", o.Name)
-	}
-	if err := s.Save(boundarycmd.SecretsFile, doc); err != nil {
-		return err
-	}
-	if err := s.Commit(); err != nil {
-		return err
-	}
+	cmdutil.PrintWarnings(o.Factory.IO.ErrOut, r.Warnings)
 	w := o.Factory.IO.Out
 	fmt.Fprintf(w, "secrets.yaml: removed %s; the VM no longer gets it\n", o.Name)
-	if left := s.Summarize().Network.Allow; len(left) > 0 {
-		hosts = slices.DeleteFunc(hosts, func(h string) bool { return !slices.Contains(left, h) })
-	} else {
-		hosts = nil
+	if len(r.LeftHosts) > 0 {
+		fmt.Fprintf(w, "left in network.allow: %s (something else may need them; asb network deny HOST removes one)\n", strings.Join(r.LeftHosts, ", "))
 	}
-	if len(hosts) > 0 {
-		fmt.Fprintf(w, "left in network.allow: %s (something else may need them; asb network deny HOST removes one)\n", strings.Join(hosts, ", "))
-	}
-	envData, _ := s.Current(boundarycmd.SecretsEnvFile)
-	if boundarycmd.EnvFileMentions(envData, o.Name) {
+	if r.EnvLine {
 		fmt.Fprintf(w, "left in secrets.env: the %s line, which is yours (it may hold the value); delete it by hand\n", o.Name)
 	}
 	fmt.Fprintln(w)
-	s.Summarize().PrintSecrets(w)
+	f.Summarize().PrintSecrets(w)
 	return nil
 }

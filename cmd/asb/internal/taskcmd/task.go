@@ -11,7 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agents-sandbox/asb/cmd/asb/internal/cmdutil"
-	"github.com/agents-sandbox/asb/internal/outerdir"
+	"github.com/agents-sandbox/asb/outer"
 	"github.com/agents-sandbox/asb/runner"
 )
 
@@ -112,7 +112,7 @@ func Run(ctx context.Context, o *Options) error {
 	if err != nil {
 		return fmt.Errorf("working directory: %w", err)
 	}
-	dir, err := outerdir.Resolve(wd, o.Dir)
+	dir, err := outer.Resolve(wd, o.Dir)
 	if err != nil {
 		return err
 	}
@@ -173,7 +173,7 @@ func completeNames(o *Options) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir, err := outerdir.Resolve(wd, o.Dir)
+	dir, err := outer.Resolve(wd, o.Dir)
 	if err != nil {
 		return nil, err
 	}

@@ -1,4 +1,4 @@
-package boundarycmd_test
+package main
 
 import (
 	"bytes"
@@ -15,7 +15,7 @@ import (
 	"github.com/agents-sandbox/asb/cmd/asb/internal/root"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files of testdata/golden")
+var update = flag.Bool("update", false, "rewrite the golden files of testdata/edit/golden")
 
 // harness runs asb commands in an outer folder made by asb init, with the
 // environment env (and nothing of the real one).
@@ -123,7 +123,7 @@ func (h *harness) snapshot() map[string]string {
 
 func testdata(t *testing.T, name string) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", name))
+	b, err := os.ReadFile(filepath.Join("testdata", "edit", name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +132,7 @@ func testdata(t *testing.T, name string) string {
 
 func golden(t *testing.T, name, got string) {
 	t.Helper()
-	p := filepath.Join("testdata", "golden", name)
+	p := filepath.Join("testdata", "edit", "golden", name)
 	if *update {
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			t.Fatal(err)

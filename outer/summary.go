@@ -1,27 +1,18 @@
-package boundarycmd
+package outer
 
 import (
-	"bufio"
-	"bytes"
 	"fmt"
-	"io"
 	"os"
-	"path"
 	"path/filepath"
 	"slices"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/agents-sandbox/asb/generator"
 	"github.com/agents-sandbox/asb/internal/yamledit"
 	"github.com/agents-sandbox/asb/runner"
 	"github.com/agents-sandbox/asb/schema"
 )
-
-// HomeTarget is where the persistent home volume is mounted (by the
-// Taskfile's vm:create, not by sandbox.yaml).
-const HomeTarget = "/home/dev"
 
 // Boundary is what the agent in the VM can reach, as `asb boundary` shows
 // it. It never holds a secret value.
@@ -102,10 +93,10 @@ type SecretView struct {
 	From string `json:"from,omitempty"`
 }
 
-// Summarize builds the boundary from the session's current files.
-func (s *Session) Summarize() *Boundary {
-	b := &Boundary{Dir: s.Dir, Mounts: []MountView{}, Ports: []PortView{}, Secrets: []SecretView{}}
-	data, _ := s.Current(SandboxFile)
+// Summarize builds the boundary from the folder's current files.
+func (f *Folder) Summarize() *Boundary {
+	b := &Boundary{Dir: f.Dir, Mounts: []MountView{}, Ports: []PortView{}, Secrets: []SecretView{}}
+	data, _ := f.Current(SandboxFile)
 	sb, _, probs := schema.LoadSandbox(SandboxFile, data)
 	for _, p := range probs {
 		if p.Severity == schema.SeverityError {
@@ -115,7 +106,7 @@ func (s *Session) Summarize() *Boundary {
 	if sb == nil {
 		sb = &schema.Sandbox{}
 	}
-	agents := s.agentPresets()
+	agents := f.agentPresets()
 	for _, m := range sb.Mounts {
 		mv := MountView{Guest: m.Target, Access: "rw"}
 		if m.Readonly {
@@ -124,7 +115,7 @@ func (s *Session) Summarize() *Boundary {
 		switch {
 		case m.Bind != "":
 			mv.Kind, mv.Source = "bind", m.Bind
-			mv.Host = s.HostPath(m.Bind)
+			mv.Host = f.HostPath(m.Bind)
 		case m.Named != "":
 			mv.Kind, mv.Source = "named", m.Named
 		case m.Tmpfs != nil:
@@ -143,7 +134,7 @@ func (s *Session) Summarize() *Boundary {
 		}
 		b.Mounts = append(b.Mounts, mv)
 	}
-	b.Home = s.home()
+	b.Home = f.home()
 	b.Network = NetworkOf(sb.Network)
 	for _, spec := range slices.Concat(sb.Ports, networkPorts(sb.Network)) {
 		p, err := schema.ParsePort(spec)
@@ -156,17 +147,17 @@ func (s *Session) Summarize() *Boundary {
 		}
 		b.Ports = append(b.Ports, PortView{Spec: spec, Bind: bind, Host: p.Host, Guest: p.Guest, Protocol: p.Protocol})
 	}
-	b.Secrets = s.secrets(&b.Problems)
+	b.Secrets = f.secrets(&b.Problems)
 	return b
 }
 
 // HostPath returns the absolute host path of a bind source as msb resolves
 // it: relative to the outer folder, where asb task runs msb.
-func (s *Session) HostPath(src string) string {
+func (f *Folder) HostPath(src string) string {
 	if filepath.IsAbs(src) {
 		return filepath.Clean(src)
 	}
-	return filepath.Join(s.Dir, filepath.FromSlash(src))
+	return filepath.Join(f.Dir, filepath.FromSlash(src))
 }
 
 func networkPorts(nw *schema.Network) []string {
@@ -248,19 +239,19 @@ func HostMatches(pattern, host string) bool {
 	return false
 }
 
-func (s *Session) home() *HomeView {
+func (f *Folder) home() *HomeView {
 	h := &HomeView{Guest: HomeTarget, Persistent: true}
-	vars := s.taskVars()
+	vars := f.taskVars()
 	if !strings.Contains(vars["_cmd"], HomeTarget) {
 		return nil // this Taskfile mounts no home volume
 	}
-	st, err := runner.ReadState(s.Dir)
+	st, err := runner.ReadState(f.Dir)
 	switch {
 	case err == nil && st.HomeVolume != "":
 		h.Volume = st.HomeVolume
 		h.Note = "a named volume, kept when the VM is removed or rebuilt (recorded in .asb/state.yaml)"
 	default:
-		h.Note = "a named volume for this clone of " + cmpOr(vars["PROJECT"], filepath.Base(s.Dir)) +
+		h.Note = "a named volume for this clone of " + cmpOr(vars["PROJECT"], filepath.Base(f.Dir)) +
 			", created by the first `asb task` and kept when the VM is removed or rebuilt"
 	}
 	return h
@@ -268,9 +259,9 @@ func (s *Session) home() *HomeView {
 
 // taskVars reads the vars of Taskfile.yml, and under "_cmd" the commands of
 // its vm:create task.
-func (s *Session) taskVars() map[string]string {
+func (f *Folder) taskVars() map[string]string {
 	out := map[string]string{}
-	raw, err := os.ReadFile(filepath.Join(s.Dir, "Taskfile.yml"))
+	raw, err := os.ReadFile(filepath.Join(f.Dir, "Taskfile.yml"))
 	if err != nil {
 		return out
 	}
@@ -298,36 +289,11 @@ func (s *Session) taskVars() map[string]string {
 	return out
 }
 
-func (s *Session) agentPresets() []schema.Agent {
-	if s.Templates == nil {
-		return nil
-	}
-	names, err := generator.Agents(s.Templates)
-	if err != nil {
-		return nil
-	}
-	var out []schema.Agent
-	for _, n := range names {
-		if a, err := generator.LoadAgent(s.Templates, n); err == nil {
-			out = append(out, a)
-		}
-	}
-	return out
-}
+func (f *Folder) agentPresets() []schema.Agent { return f.Agents }
 
-// AgentTargets returns the guest paths the agent presets mount their config
-// at, e.g. /home/dev/.config/opencode.
-func (s *Session) AgentTargets() []string {
-	var out []string
-	for _, a := range s.agentPresets() {
-		out = append(out, a.MountTarget)
-	}
-	return out
-}
-
-func (s *Session) secrets(problems *[]string) []SecretView {
+func (f *Folder) secrets(problems *[]string) []SecretView {
 	out := []SecretView{}
-	data, ok := s.Current(SecretsFile)
+	data, ok := f.Current(SecretsFile)
 	if !ok {
 		return out
 	}
@@ -337,7 +303,7 @@ func (s *Session) secrets(problems *[]string) []SecretView {
 			*problems = append(*problems, p.String())
 		}
 	}
-	set := s.EnvFileNames()
+	set := f.EnvFileNames()
 	for _, name := range secretOrder(data, secs) {
 		sec := secs[name]
 		v := SecretView{Name: name, Hosts: append([]string{}, sec.Allow...), Headers: true}
@@ -351,7 +317,7 @@ func (s *Session) secrets(problems *[]string) []SecretView {
 			env = ref
 		}
 		switch {
-		case s.Getenv(env) != "":
+		case f.Getenv(env) != "":
 			v.Set, v.From = true, "environment"
 		case set[env]:
 			v.Set, v.From = true, SecretsEnvFile
@@ -381,184 +347,9 @@ func secretOrder(data []byte, secs schema.Secrets) []string {
 	return order
 }
 
-// EnvFileNames returns the variables secrets.env gives a non-empty value
-// (NAME=VALUE or export NAME=VALUE). Only the names leave this function.
-func (s *Session) EnvFileNames() map[string]bool {
-	out := map[string]bool{}
-	data, _ := s.Current(SecretsEnvFile)
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		line = strings.TrimSpace(strings.TrimPrefix(line, "export "))
-		name, val, ok := strings.Cut(line, "=")
-		name = strings.TrimSpace(name)
-		val = strings.Trim(strings.TrimSpace(val), `"'`)
-		if ok && schema.ValidEnvName(name) && val != "" {
-			out[name] = true
-		}
-	}
-	return out
-}
-
-// EnvFileMentions reports whether secrets.env has a line for name, set or
-// commented out ("NAME=", "# NAME=", "export NAME=").
-func EnvFileMentions(data []byte, name string) bool {
-	for line := range strings.SplitSeq(string(data), "\n") {
-		l := strings.TrimSpace(line)
-		l = strings.TrimSpace(strings.TrimPrefix(l, "#"))
-		l = strings.TrimSpace(strings.TrimPrefix(l, "export "))
-		if n, _, ok := strings.Cut(l, "="); ok && strings.TrimSpace(n) == name {
-			return true
-		}
-	}
-	return false
-}
-
-// Print writes the whole boundary, one section after the other.
-func (b *Boundary) Print(w io.Writer) {
-	fmt.Fprintf(w, "What the agent in the VM can reach (%s):\n\n", b.Dir)
-	b.PrintMounts(w)
-	fmt.Fprintln(w)
-	b.PrintNetwork(w)
-	fmt.Fprintln(w)
-	b.PrintPorts(w)
-	fmt.Fprintln(w)
-	b.PrintSecrets(w)
-	for _, p := range b.Problems {
-		fmt.Fprintf(w, "\n%s", p)
-	}
-	if len(b.Problems) > 0 {
-		fmt.Fprintln(w, "\n(some of the files could not be read in full; `asb validate` explains)")
-	}
-}
-
-// PrintMounts writes the files section.
-func (b *Boundary) PrintMounts(w io.Writer) {
-	fmt.Fprintln(w, "Files (guest path, access, from):")
-	width := len(HomeTarget)
-	for _, m := range b.Mounts {
-		width = max(width, len(m.Guest))
-	}
-	for _, m := range b.Mounts {
-		from := m.Source
-		switch m.Kind {
-		case "named":
-			from = "volume " + m.Source
-		case "tmpfs":
-			from = "memory (tmpfs, emptied at each start)"
-		case "disk":
-			from = "a disk image (see sandbox.yaml)"
-		}
-		note := ""
-		switch m.Role {
-		case "workspace":
-			note = "  your project"
-		case "agent-config":
-			note = "  the agent's config: a read-only bind of this folder's copy; nothing of your host's own config is copied"
-			if m.Access == "rw" {
-				note = "  the agent's config, WRITABLE: the agent can change its own settings (add readonly: true)"
-			}
-		}
-		fmt.Fprintf(w, "  %-*s  %s  %s%s\n", width, m.Guest, m.Access, from, note)
-	}
-	if h := b.Home; h != nil {
-		vol := h.Volume
-		if vol == "" {
-			vol = "(not created yet)"
-		}
-		fmt.Fprintf(w, "  %-*s  rw  volume %s: %s\n", width, h.Guest, vol, h.Note)
-	}
-	if b.AgentConfig == nil {
-		fmt.Fprintln(w, "  No agent config folder is mounted; nothing of your host's agent config is copied either.")
-	}
-	fmt.Fprintln(w, "  Nothing else of the host: not the rest of this folder (secrets.env, secrets.yaml), not your $HOME.")
-}
-
-// PrintNetwork writes the egress section.
-func (b *Boundary) PrintNetwork(w io.Writer) {
-	n := b.Network
-	fmt.Fprintf(w, "Network: %s.\n", n.Summary)
-	if n.Policy == "allow-list" {
-		fmt.Fprintln(w, "  allowed hosts:")
-		for _, h := range n.Allow {
-			fmt.Fprintf(w, "    %s\n", h)
-		}
-	}
-	if len(n.Deny) > 0 {
-		fmt.Fprintln(w, "  denied hosts:")
-		for _, h := range n.Deny {
-			fmt.Fprintf(w, "    %s\n", h)
-		}
-	}
-}
-
-// PrintPorts writes the forwarded ports.
-func (b *Boundary) PrintPorts(w io.Writer) {
-	if len(b.Ports) == 0 {
-		fmt.Fprintln(w, "Ports: none forwarded (nothing on the host connects into the VM).")
-		return
-	}
-	fmt.Fprintln(w, "Ports forwarded from the host into the VM:")
-	for _, p := range b.Ports {
-		note := ""
-		if p.Bind != "127.0.0.1" {
-			note = "  (reachable from other machines, not only this one)"
-		}
-		fmt.Fprintf(w, "  %s:%d → guest %d/%s%s\n", p.Bind, p.Host, p.Guest, p.Protocol, note)
-	}
-}
-
-// PrintSecrets writes the secrets by name, never their values.
-func (b *Boundary) PrintSecrets(w io.Writer) {
-	if len(b.Secrets) == 0 {
-		fmt.Fprintln(w, "Secrets: none.")
-		return
-	}
-	fmt.Fprintln(w, "Secrets (the VM sees a placeholder; the proxy sends the value only to the hosts):")
-	width := 4
-	for _, s := range b.Secrets {
-		width = max(width, len(s.Name))
-	}
-	for _, s := range b.Secrets {
-		state := "not set"
-		if s.Set {
-			state = "set in " + s.From
-		}
-		fmt.Fprintf(w, "  %-*s  → %s  (in %s; %s)\n", width, s.Name, strings.Join(s.Hosts, ", "), s.Where(), state)
-	}
-}
-
-// Where says in which parts of a request the value is substituted.
-func (s SecretView) Where() string {
-	var parts []string
-	if s.Headers {
-		parts = append(parts, "headers")
-	}
-	if s.Query {
-		parts = append(parts, "query")
-	}
-	if s.Body {
-		parts = append(parts, "body")
-	}
-	if len(parts) == 0 {
-		return "nowhere"
-	}
-	return strings.Join(parts, ", ")
-}
-
 func cmpOr(a, b string) string {
 	if a != "" {
 		return a
 	}
 	return b
-}
-
-// IsUnder reports whether p is q or inside q (both clean and slash-separated
-// guest paths).
-func IsUnder(p, q string) bool {
-	p, q = path.Clean(p), path.Clean(q)
-	return p == q || q == "/" || strings.HasPrefix(p, q+"/")
 }

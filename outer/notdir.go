@@ -1,4 +1,4 @@
-package outerdir
+package outer
 
 import "syscall"
 

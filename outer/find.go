@@ -1,7 +1,7 @@
 // Package outerdir finds the outer folder a command acts on: the folder that
 // holds sandbox.yaml, found by walking up from the working directory, or the
 // folder given with -d/--dir.
-package outerdir
+package outer
 
 import (
 	"errors"

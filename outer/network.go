@@ -1,4 +1,4 @@
-package boundarycmd
+package outer
 
 import (
 	"fmt"
@@ -250,4 +250,42 @@ func SplitHosts(args []string) []string {
 		}
 	}
 	return out
+}
+
+// editNetwork applies edit (AllowHosts or DenyHosts) to sandbox.yaml's
+// network and records the new content; a refusal changes nothing.
+func (f *Folder) editNetwork(hosts []string, edit func(*yaml.Node, []string) NetEdit) (NetEdit, error) {
+	doc, root, err := f.Doc(SandboxFile)
+	if err != nil {
+		return NetEdit{}, err
+	}
+	e := edit(root, hosts)
+	if e.Changed && e.Refusal == "" {
+		if err := f.Save(SandboxFile, doc); err != nil {
+			return e, err
+		}
+	}
+	return e, nil
+}
+
+// Allow lets the VM reach hosts (see AllowHosts) and commits the edit.
+func (f *Folder) Allow(hosts []string) (NetEdit, []schema.Problem, error) {
+	return f.commitNetwork(hosts, AllowHosts)
+}
+
+// Deny keeps the VM from reaching hosts (see DenyHosts) and commits the edit.
+func (f *Folder) Deny(hosts []string) (NetEdit, []schema.Problem, error) {
+	return f.commitNetwork(hosts, DenyHosts)
+}
+
+func (f *Folder) commitNetwork(hosts []string, edit func(*yaml.Node, []string) NetEdit) (NetEdit, []schema.Problem, error) {
+	e, err := f.editNetwork(hosts, edit)
+	if err != nil {
+		return e, nil, err
+	}
+	if e.Refusal != "" {
+		return e, nil, fmt.Errorf("nothing was changed: %s", e.Refusal)
+	}
+	warns, err := f.Commit()
+	return e, warns, err
 }

@@ -1,0 +1,61 @@
+package outer
+
+import (
+	"bufio"
+	"bytes"
+	"strings"
+
+	"github.com/agents-sandbox/asb/schema"
+)
+
+// EnvFileNames returns the variables secrets.env gives a non-empty value
+// (NAME=VALUE or export NAME=VALUE). Only the names leave this function.
+func (f *Folder) EnvFileNames() map[string]bool {
+	out := map[string]bool{}
+	data, _ := f.Current(SecretsEnvFile)
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		line = strings.TrimSpace(strings.TrimPrefix(line, "export "))
+		name, val, ok := strings.Cut(line, "=")
+		name = strings.TrimSpace(name)
+		val = strings.Trim(strings.TrimSpace(val), `"'`)
+		if ok && schema.ValidEnvName(name) && val != "" {
+			out[name] = true
+		}
+	}
+	return out
+}
+
+// EnvFileMentions reports whether secrets.env has a line for name, set or
+// commented out ("NAME=", "# NAME=", "export NAME=").
+func EnvFileMentions(data []byte, name string) bool {
+	for line := range strings.SplitSeq(string(data), "\n") {
+		l := strings.TrimSpace(line)
+		l = strings.TrimSpace(strings.TrimPrefix(l, "#"))
+		l = strings.TrimSpace(strings.TrimPrefix(l, "export "))
+		if n, _, ok := strings.Cut(l, "="); ok && strings.TrimSpace(n) == name {
+			return true
+		}
+	}
+	return false
+}
+
+// AppendEnvLine adds "# NAME=" to secrets.env's content; the header of a
+// new file says what the file is. No value is ever written.
+func AppendEnvLine(data []byte, exists bool, name string) []byte {
+	out := string(data)
+	if !exists || len(data) == 0 {
+		out = "# secrets.env: the real values of the secrets in secrets.yaml.\n" +
+			"# Host only: git-ignored, mode 0600, never mounted into the VM nor copied into\n" +
+			"# an image. A variable exported in your shell wins over this file.\n" +
+			"# Uncomment a line and fill in the value:\n"
+	}
+	if out != "" && !strings.HasSuffix(out, "\n") {
+		out += "\n"
+	}
+	return []byte(out + "# " + name + "=\n")
+}

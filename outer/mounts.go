@@ -1,0 +1,169 @@
+package outer
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/agents-sandbox/asb/internal/yamledit"
+	"github.com/agents-sandbox/asb/schema"
+)
+
+// HomeTarget is where the persistent home volume is mounted (by the
+// Taskfile's vm:create, not by sandbox.yaml).
+const HomeTarget = "/home/dev"
+
+// MountRequest is a host folder to show in the VM (`asb mount add`).
+type MountRequest struct {
+	HostPath string // as the user gave it: relative to WorkDir, ~/…, or absolute
+	WorkDir  string // the working directory HostPath is relative to
+	Guest    string // absolute path in the VM
+	ReadOnly bool
+}
+
+// MountEdit says what AddMount did.
+type MountEdit struct {
+	Host     string // the resolved host folder
+	Source   string // as sandbox.yaml writes it: ./PATH inside the outer folder, else absolute
+	Guest    string
+	Warnings []schema.Problem
+}
+
+// AgentTargets returns the guest paths the agent presets mount their config
+// at, e.g. /home/dev/.config/opencode.
+func (f *Folder) AgentTargets() []string {
+	var out []string
+	for _, a := range f.Agents {
+		out = append(out, a.MountTarget)
+	}
+	return out
+}
+
+// AddMount adds a bind mount to sandbox.yaml and commits it.
+func (f *Folder) AddMount(r MountRequest) (MountEdit, error) {
+	e := MountEdit{Guest: path.Clean(r.Guest)}
+	reserved := append([]string{schema.WorkspaceMount, HomeTarget}, f.AgentTargets()...)
+	for _, res := range reserved {
+		if IsUnder(res, e.Guest) {
+			return e, fmt.Errorf("GUEST_PATH %s would cover %s, which asb mounts itself; choose another path, e.g. /data", e.Guest, res)
+		}
+		if res != HomeTarget && IsUnder(e.Guest, res) {
+			return e, fmt.Errorf("GUEST_PATH %s is inside %s, which asb mounts itself; choose another path, e.g. /data", e.Guest, res)
+		}
+	}
+	var err error
+	if e.Host, e.Source, err = f.bindSource(r); err != nil {
+		return e, err
+	}
+	doc, root, err := f.Doc(SandboxFile)
+	if err != nil {
+		return e, err
+	}
+	mounts := yamledit.Get(root, "mounts")
+	if mounts == nil || mounts.Kind != yaml.SequenceNode {
+		if mounts != nil {
+			return e, errors.New("sandbox.yaml: mounts is not a list; fix it by hand (asb validate explains)")
+		}
+		mounts = yamledit.Seq()
+		yamledit.SpaceBefore(yamledit.Set(root, "mounts", mounts, schema.SandboxKeys))
+	}
+	for _, it := range yamledit.Items(mounts) {
+		if guestOf(it) == e.Guest {
+			return e, fmt.Errorf("%s is mounted already; remove it first: asb mount rm %s", e.Guest, e.Guest)
+		}
+	}
+	m := yamledit.Map()
+	yamledit.Set(m, "bind", yamledit.Quoted(e.Source), nil)
+	yamledit.Set(m, "target", yamledit.Quoted(e.Guest), nil)
+	if r.ReadOnly {
+		yamledit.Set(m, "readonly", yamledit.Bool(true), nil)
+	}
+	yamledit.Append(mounts, m)
+	if err := f.Save(SandboxFile, doc); err != nil {
+		return e, err
+	}
+	e.Warnings, err = f.Commit()
+	return e, err
+}
+
+// bindSource resolves r.HostPath and returns it absolute and as
+// sandbox.yaml should write it.
+func (f *Folder) bindSource(r MountRequest) (abs, rel string, err error) {
+	p := r.HostPath
+	if p == "~" || strings.HasPrefix(p, "~/") {
+		home := f.Getenv("HOME")
+		if home == "" {
+			return "", "", fmt.Errorf("HOST_PATH %q starts with ~ but $HOME is not set", p)
+		}
+		p = filepath.Join(home, strings.TrimPrefix(p, "~"))
+	}
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(r.WorkDir, p)
+	}
+	p = filepath.Clean(p)
+	fi, err := os.Stat(p)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "", "", fmt.Errorf("HOST_PATH %s does not exist; create the folder first (msb would fail to start the VM)", p)
+	case err != nil:
+		return "", "", err
+	case !fi.IsDir() && !fi.Mode().IsRegular():
+		return "", "", fmt.Errorf("HOST_PATH %s is neither a folder nor a file", p)
+	}
+	dir := f.Dir
+	if res, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = res
+	}
+	real := p
+	if res, err := filepath.EvalSymlinks(p); err == nil {
+		real = res
+	}
+	if res, err := filepath.Rel(dir, real); err == nil && res != "." && !strings.HasPrefix(res, "..") {
+		return real, "./" + filepath.ToSlash(res), nil
+	}
+	return real, real, nil
+}
+
+// RemoveMount removes the mount at guest from sandbox.yaml and commits it.
+func (f *Folder) RemoveMount(guest string) ([]schema.Problem, error) {
+	guest = path.Clean(guest)
+	doc, root, err := f.Doc(SandboxFile)
+	if err != nil {
+		return nil, err
+	}
+	if yamledit.Remove(yamledit.Get(root, "mounts"), func(it *yaml.Node) bool { return guestOf(it) == guest }) == 0 {
+		return nil, fmt.Errorf("nothing is mounted at %s; asb mount ls lists the mounts", guest)
+	}
+	if err := f.Save(SandboxFile, doc); err != nil {
+		return nil, err
+	}
+	return f.Commit()
+}
+
+// guestOf returns the guest path of a mounts entry.
+func guestOf(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.ScalarNode:
+		if _, g, _, err := schema.ParseShortMount(n.Value); err == nil {
+			return path.Clean(g)
+		}
+	case yaml.MappingNode:
+		if t := yamledit.Get(n, "target"); t != nil {
+			return path.Clean(t.Value)
+		}
+	}
+	return ""
+}
+
+// IsUnder reports whether p is q or inside q (both clean and slash-separated
+// guest paths).
+func IsUnder(p, q string) bool {
+	p, q = path.Clean(p), path.Clean(q)
+	return p == q || q == "/" || strings.HasPrefix(p, q+"/")
+}

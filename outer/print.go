@@ -1,0 +1,139 @@
+package outer
+
+import (
+	"fmt"
+	"io"
+	"strings"
+)
+
+// Print writes the whole boundary, one section after the other.
+func (b *Boundary) Print(w io.Writer) {
+	fmt.Fprintf(w, "What the agent in the VM can reach (%s):\n\n", b.Dir)
+	b.PrintMounts(w)
+	fmt.Fprintln(w)
+	b.PrintNetwork(w)
+	fmt.Fprintln(w)
+	b.PrintPorts(w)
+	fmt.Fprintln(w)
+	b.PrintSecrets(w)
+	for _, p := range b.Problems {
+		fmt.Fprintf(w, "\n%s", p)
+	}
+	if len(b.Problems) > 0 {
+		fmt.Fprintln(w, "\n(some of the files could not be read in full; `asb validate` explains)")
+	}
+}
+
+// PrintMounts writes the files section.
+func (b *Boundary) PrintMounts(w io.Writer) {
+	fmt.Fprintln(w, "Files (guest path, access, from):")
+	width := len(HomeTarget)
+	for _, m := range b.Mounts {
+		width = max(width, len(m.Guest))
+	}
+	for _, m := range b.Mounts {
+		from := m.Source
+		switch m.Kind {
+		case "named":
+			from = "volume " + m.Source
+		case "tmpfs":
+			from = "memory (tmpfs, emptied at each start)"
+		case "disk":
+			from = "a disk image (see sandbox.yaml)"
+		}
+		note := ""
+		switch m.Role {
+		case "workspace":
+			note = "  your project"
+		case "agent-config":
+			note = "  the agent's config: a read-only bind of this folder's copy; nothing of your host's own config is copied"
+			if m.Access == "rw" {
+				note = "  the agent's config, WRITABLE: the agent can change its own settings (add readonly: true)"
+			}
+		}
+		fmt.Fprintf(w, "  %-*s  %s  %s%s\n", width, m.Guest, m.Access, from, note)
+	}
+	if h := b.Home; h != nil {
+		vol := h.Volume
+		if vol == "" {
+			vol = "(not created yet)"
+		}
+		fmt.Fprintf(w, "  %-*s  rw  volume %s: %s\n", width, h.Guest, vol, h.Note)
+	}
+	if b.AgentConfig == nil {
+		fmt.Fprintln(w, "  No agent config folder is mounted; nothing of your host's agent config is copied either.")
+	}
+	fmt.Fprintln(w, "  Nothing else of the host: not the rest of this folder (secrets.env, secrets.yaml), not your $HOME.")
+}
+
+// PrintNetwork writes the egress section.
+func (b *Boundary) PrintNetwork(w io.Writer) {
+	n := b.Network
+	fmt.Fprintf(w, "Network: %s.\n", n.Summary)
+	if n.Policy == "allow-list" {
+		fmt.Fprintln(w, "  allowed hosts:")
+		for _, h := range n.Allow {
+			fmt.Fprintf(w, "    %s\n", h)
+		}
+	}
+	if len(n.Deny) > 0 {
+		fmt.Fprintln(w, "  denied hosts:")
+		for _, h := range n.Deny {
+			fmt.Fprintf(w, "    %s\n", h)
+		}
+	}
+}
+
+// PrintPorts writes the forwarded ports.
+func (b *Boundary) PrintPorts(w io.Writer) {
+	if len(b.Ports) == 0 {
+		fmt.Fprintln(w, "Ports: none forwarded (nothing on the host connects into the VM).")
+		return
+	}
+	fmt.Fprintln(w, "Ports forwarded from the host into the VM:")
+	for _, p := range b.Ports {
+		note := ""
+		if p.Bind != "127.0.0.1" {
+			note = "  (reachable from other machines, not only this one)"
+		}
+		fmt.Fprintf(w, "  %s:%d → guest %d/%s%s\n", p.Bind, p.Host, p.Guest, p.Protocol, note)
+	}
+}
+
+// PrintSecrets writes the secrets by name, never their values.
+func (b *Boundary) PrintSecrets(w io.Writer) {
+	if len(b.Secrets) == 0 {
+		fmt.Fprintln(w, "Secrets: none.")
+		return
+	}
+	fmt.Fprintln(w, "Secrets (the VM sees a placeholder; the proxy sends the value only to the hosts):")
+	width := 4
+	for _, s := range b.Secrets {
+		width = max(width, len(s.Name))
+	}
+	for _, s := range b.Secrets {
+		state := "not set"
+		if s.Set {
+			state = "set in " + s.From
+		}
+		fmt.Fprintf(w, "  %-*s  → %s  (in %s; %s)\n", width, s.Name, strings.Join(s.Hosts, ", "), s.Where(), state)
+	}
+}
+
+// Where says in which parts of a request the value is substituted.
+func (s SecretView) Where() string {
+	var parts []string
+	if s.Headers {
+		parts = append(parts, "headers")
+	}
+	if s.Query {
+		parts = append(parts, "query")
+	}
+	if s.Body {
+		parts = append(parts, "body")
+	}
+	if len(parts) == 0 {
+		return "nowhere"
+	}
+	return strings.Join(parts, ", ")
+}
