@@ -20,6 +20,7 @@ import (
 
 	"github.com/agents-sandbox/asb/cmd/asb/internal/cmdutil"
 	"github.com/agents-sandbox/asb/cmd/asb/internal/root"
+	"github.com/agents-sandbox/asb/runner/engine"
 )
 
 // TestMain makes the test binary double as asb: scripts run `asb …` (or
@@ -32,6 +33,8 @@ func TestMain(m *testing.M) {
 			stop()
 			os.Exit(code)
 		},
+		// asb task execs its go-task engine, found on PATH here.
+		"asb-task": func() { os.Exit(engine.Main(os.Args[1:])) },
 	})
 }
 

@@ -4,6 +4,7 @@
 package cmdutil
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +14,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/agents-sandbox/asb/runner"
 )
 
 // IOStreams are the standard streams a command uses; tests pass buffers.
@@ -37,6 +40,9 @@ type Factory struct {
 	// Executable is the path of the running asb, for tasks that call it.
 	Executable func() (string, error)
 	Now        func() time.Time
+	// Engine runs a resolved `asb task` (runner/engine, in its own
+	// executable: see runner.ExecEngine); tests run it in process.
+	Engine func(ctx context.Context, spec runner.EngineSpec, io *IOStreams) error
 }
 
 // UsageError is a mistake in the command line (exit code 2).

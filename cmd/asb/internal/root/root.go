@@ -23,6 +23,7 @@ import (
 	"github.com/agents-sandbox/asb/cmd/asb/internal/taskcmd"
 	"github.com/agents-sandbox/asb/cmd/asb/internal/validatecmd"
 	"github.com/agents-sandbox/asb/cmd/asb/internal/versioncmd"
+	"github.com/agents-sandbox/asb/runner"
 	"github.com/agents-sandbox/asb/templates"
 )
 
@@ -36,7 +37,18 @@ func NewFactory(io *cmdutil.IOStreams) *cmdutil.Factory {
 		Version:    version(),
 		Executable: os.Executable,
 		Now:        time.Now,
+		Engine:     execEngine,
 	}
+}
+
+// execEngine replaces asb with asb-task running spec (it returns only when
+// the engine cannot be started).
+func execEngine(_ context.Context, spec runner.EngineSpec, _ *cmdutil.IOStreams) error {
+	path, err := runner.FindEngine(os.Getenv, os.Executable)
+	if err != nil {
+		return err
+	}
+	return runner.ExecEngine(path, spec)
 }
 
 func version() string {
@@ -81,14 +93,20 @@ microVM. The agent sees only the files, credentials and network you list in an
 
 // Main runs asb with args and returns the exit code. Errors are printed once,
 // on standard error, as "asb: …"; never a stack trace.
-func Main(ctx context.Context, args []string, io *cmdutil.IOStreams) (code int) {
+func Main(ctx context.Context, args []string, io *cmdutil.IOStreams) int {
+	return Run(ctx, args, NewFactory(io))
+}
+
+// Run is Main with the dependencies given (tests swap some).
+func Run(ctx context.Context, args []string, f *cmdutil.Factory) (code int) {
+	io := f.IO
 	defer func() {
 		if r := recover(); r != nil {
 			fmt.Fprintf(io.ErrOut, "asb: internal error: %v\nplease report this with the command you ran\n", r)
 			code = 70
 		}
 	}()
-	cmd := NewCmd(NewFactory(io))
+	cmd := NewCmd(f)
 	cmd.SetArgs(args)
 	err := cmd.ExecuteContext(ctx)
 	if err != nil {

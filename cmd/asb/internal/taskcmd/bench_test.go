@@ -8,21 +8,12 @@ import (
 	"time"
 
 	"github.com/agents-sandbox/asb/generator"
+	"github.com/agents-sandbox/asb/internal/testkit/testenv"
 )
 
-// buildAsb compiles asb itself, as a user runs it, once per test binary
-// (into binDir; a later call finds it there).
-func buildAsb(b testing.TB) string {
-	b.Helper()
-	out := filepath.Join(binDir, "asb")
-	if _, err := os.Stat(out); err == nil {
-		return out
-	}
-	if msg, err := exec.Command("go", "build", "-o", out, "github.com/agents-sandbox/asb/cmd/asb").CombinedOutput(); err != nil {
-		b.Fatalf("build asb: %v\n%s", err, msg)
-	}
-	return out
-}
+// buildAsb compiles asb and asb-task, as a user runs them, once per test
+// binary.
+func buildAsb(b testing.TB) string { return testenv.BuildAsb(b) }
 
 // standaloneTask finds the go-task binary of the version asb embeds
 // (make tools installs it in .tools/bin).

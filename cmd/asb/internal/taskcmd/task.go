@@ -5,7 +5,6 @@ package taskcmd
 import (
 	"context"
 	"fmt"
-	"io"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -23,6 +22,7 @@ type Options struct {
 	Executable func() (string, error)
 	Now        func() time.Time
 	LookPath   func(string) (string, error) // nil: exec.LookPath
+	Engine     func(context.Context, runner.EngineSpec, *cmdutil.IOStreams) error
 
 	Dir     string
 	Tasks   []string
@@ -38,7 +38,7 @@ type Options struct {
 
 // NewCmd returns `asb task`.
 func NewCmd(f *cmdutil.Factory) *cobra.Command {
-	opts := &Options{IO: f.IO, Getwd: f.Getwd, Getenv: f.Getenv, Executable: f.Executable, Now: f.Now}
+	opts := &Options{IO: f.IO, Getwd: f.Getwd, Getenv: f.Getenv, Executable: f.Executable, Now: f.Now, Engine: f.Engine}
 	cmd := &cobra.Command{
 		Use:   "task [TASK...] [-- ARGS...]",
 		Short: "Run tasks of the outer folder's Taskfile (build, load, create, start, attach)",
@@ -106,7 +106,8 @@ The home volume's name is recorded in .asb/state.yaml.`,
 	return cmd
 }
 
-// Run runs the tasks.
+// Run resolves the run (the outer folder, this clone's names, the builder,
+// asb's own path) and hands it to the engine.
 func Run(ctx context.Context, o *Options) error {
 	wd, err := o.Getwd()
 	if err != nil {
@@ -116,34 +117,32 @@ func Run(ctx context.Context, o *Options) error {
 	if err != nil {
 		return err
 	}
-	tasks, err := runner.NewTasks(runner.TaskOptions{
-		Dir: dir, Stdin: o.IO.In, Stdout: o.IO.Out, Stderr: o.IO.ErrOut,
-		Verbose: o.Verbose, Silent: o.Silent, Dry: o.Dry, Force: o.Force, Yes: o.Yes,
-	})
-	if err != nil {
-		return err
-	}
+	spec := runner.EngineSpec{Dir: dir, Tasks: o.Tasks, Args: o.Args,
+		Dry: o.Dry, Summary: o.Summary, Force: o.Force, Verbose: o.Verbose, Silent: o.Silent, Yes: o.Yes}
 	if o.List || (len(o.Tasks) == 0 && o.Summary == "") {
 		if len(o.Tasks) == 0 && !o.List {
 			fmt.Fprintln(o.IO.ErrOut, "asb task: name a task to run, e.g. asb task agent")
 		}
-		return tasks.List()
+		spec.List = true
+		return o.Engine(ctx, spec, o.IO)
 	}
-	if err := identify(o, dir, tasks); err != nil {
+	tf, err := runner.ReadTaskfile(dir)
+	if err != nil {
+		// The engine reads it with go-task, which says where it is broken.
+		return o.Engine(ctx, spec, o.IO)
+	}
+	if spec.Vars, err = identify(o, dir, tf); err != nil {
 		return err
 	}
-	if o.Summary != "" {
-		return tasks.Summary(ctx, o.Summary)
-	}
-	return tasks.Run(ctx, o.Tasks, o.Args)
+	return o.Engine(ctx, spec, o.IO)
 }
 
-// identify passes this clone's names, the builder and asb's own path to the
-// Taskfile.
-func identify(o *Options, dir string, tasks *runner.Tasks) error {
-	agent := tasks.StaticVar("AGENT")
+// identify returns the vars asb sets over the Taskfile's: this clone's
+// names, the builder and asb's own path.
+func identify(o *Options, dir string, tf *runner.Taskfile) (map[string]string, error) {
+	agent := tf.StaticVar("AGENT")
 	if agent == "" {
-		return fmt.Errorf("%s/Taskfile.yml sets no AGENT var: is it a Taskfile made by asb init?", dir)
+		return nil, fmt.Errorf("%s/Taskfile.yml sets no AGENT var: is it a Taskfile made by asb init?", dir)
 	}
 	now := time.Now
 	if o.Now != nil {
@@ -151,7 +150,7 @@ func identify(o *Options, dir string, tasks *runner.Tasks) error {
 	}
 	id, err := runner.ResolveIdentity(dir, agent, now(), !o.Dry && o.Summary == "")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	vars := id.Vars()
 	b := runner.DetectBuilder(o.Getenv, o.LookPath)
@@ -164,10 +163,11 @@ func identify(o *Options, dir string, tasks *runner.Tasks) error {
 			vars["ASB"] = self
 		}
 	}
-	tasks.SetVars(vars)
-	return nil
+	return vars, nil
 }
 
+// completeNames lists the tasks for shell completion, from the Taskfile
+// itself (no engine: completion runs on every Tab).
 func completeNames(o *Options) ([]string, error) {
 	wd, err := o.Getwd()
 	if err != nil {
@@ -177,9 +177,9 @@ func completeNames(o *Options) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	tasks, err := runner.NewTasks(runner.TaskOptions{Dir: dir, Stdin: o.IO.In, Stdout: io.Discard, Stderr: io.Discard})
+	tf, err := runner.ReadTaskfile(dir)
 	if err != nil {
 		return nil, err
 	}
-	return tasks.Names(), nil
+	return tf.Names(), nil
 }

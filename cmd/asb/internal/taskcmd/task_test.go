@@ -16,6 +16,7 @@ import (
 	"github.com/agents-sandbox/asb/internal/testkit/fakes"
 	"github.com/agents-sandbox/asb/internal/testkit/testenv"
 	"github.com/agents-sandbox/asb/runner"
+	"github.com/agents-sandbox/asb/runner/engine"
 	"github.com/agents-sandbox/asb/schema"
 	"github.com/agents-sandbox/asb/templates"
 )
@@ -46,6 +47,7 @@ func TestMain(m *testing.M) {
 	}
 	code := m.Run()
 	testenv.StopDocker()
+	testenv.RemoveBuilds()
 	os.RemoveAll(dir)
 	os.Exit(code)
 }
@@ -90,7 +92,7 @@ func (s *sandbox) run(sub string, args ...string) (string, string, int) {
 	var out, errOut bytes.Buffer
 	io := &cmdutil.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}
 	s.t.Chdir(filepath.Join(s.dir, sub))
-	code := root.Main(context.Background(), args, io)
+	code := root.Run(context.Background(), args, inProcess(io))
 	return out.String(), errOut.String(), code
 }
 
@@ -449,7 +451,7 @@ func TestInterruptStopsTheRunningCommand(t *testing.T) {
 	var out, errOut bytes.Buffer
 	t.Chdir(s.dir)
 	start := time.Now()
-	code := root.Main(ctx, []string{"task", "wait"}, &cmdutil.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut})
+	code := root.Run(ctx, []string{"task", "wait"}, inProcess(&cmdutil.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}))
 	if took := time.Since(start); took > 10*time.Second {
 		t.Fatalf("interrupt took %s to stop the task", took)
 	}
@@ -517,4 +519,14 @@ func TestSummaryDescribesWithoutRunning(t *testing.T) {
 	if _, _, code := s.run("", "task", "--summary", "nope"); code == 0 {
 		t.Error("--summary of an unknown task succeeded")
 	}
+}
+
+// inProcess is asb's factory with the engine run in this process (asb
+// itself execs asb-task: see TestRealBinaries… for that path).
+func inProcess(io *cmdutil.IOStreams) *cmdutil.Factory {
+	f := root.NewFactory(io)
+	f.Engine = func(ctx context.Context, spec runner.EngineSpec, io *cmdutil.IOStreams) error {
+		return engine.Run(ctx, spec, engine.Stdio{In: io.In, Out: io.Out, Err: io.ErrOut})
+	}
+	return f
 }

@@ -1,0 +1,109 @@
+package runner
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+)
+
+// The go-task engine. go-task, embedded as a library, links ~450 packages
+// whose initialisation alone takes longer than any asb command without it
+// (chroma's lexers for its error snippets, the cloud SDKs of its remote
+// Taskfiles). So it lives in its own executable, asb-task, which `asb task`
+// hands an EngineSpec to; every other command, and a warm `asb task agent`
+// (see warm.go), starts without it. docs/startup.md has the measurements.
+
+// EngineName is the engine's executable, installed beside asb.
+const EngineName = "asb-task"
+
+// EngineEnv names an engine executable to use instead of the one beside
+// asb (tests, development builds).
+const EngineEnv = "ASB_TASK_ENGINE"
+
+// EngineProtocol is the version of EngineSpec; asb and asb-task must agree.
+const EngineProtocol = 1
+
+// EngineSpec is one run of the outer folder's Taskfile, as asb resolved it.
+type EngineSpec struct {
+	Protocol int               `json:"protocol"`
+	Dir      string            `json:"dir"` // the outer folder
+	Tasks    []string          `json:"tasks"`
+	Args     []string          `json:"args"` // after --: CLI_ARGS
+	Vars     map[string]string `json:"vars"` // set over the Taskfile's own (identity, builder, asb)
+	List     bool              `json:"list,omitempty"`
+	Dry      bool              `json:"dry,omitempty"`
+	Summary  string            `json:"summary,omitempty"`
+	Force    bool              `json:"force,omitempty"`
+	Verbose  bool              `json:"verbose,omitempty"`
+	Silent   bool              `json:"silent,omitempty"`
+	Yes      bool              `json:"yes,omitempty"`
+	// Warm is where to record a warm run for the fast path ("" for none).
+	Warm string `json:"warm,omitempty"`
+}
+
+// EncodeSpec is the engine's command line for spec.
+func EncodeSpec(spec EngineSpec) ([]string, error) {
+	spec.Protocol = EngineProtocol
+	b, err := json.Marshal(spec)
+	if err != nil {
+		return nil, err
+	}
+	return []string{EngineName, "--spec", string(b)}, nil
+}
+
+// DecodeSpec reads the engine's command line.
+func DecodeSpec(args []string) (EngineSpec, error) {
+	var spec EngineSpec
+	if len(args) != 2 || args[0] != "--spec" {
+		return spec, errors.New("asb-task is asb's go-task engine: run `asb task` instead (it takes --spec JSON from asb)")
+	}
+	if err := json.Unmarshal([]byte(args[1]), &spec); err != nil {
+		return spec, fmt.Errorf("asb-task --spec: %w", err)
+	}
+	if spec.Protocol != EngineProtocol {
+		return spec, fmt.Errorf("this asb-task speaks protocol %d, the asb that ran it %d: install both from one build (make install)", EngineProtocol, spec.Protocol)
+	}
+	return spec, nil
+}
+
+// FindEngine returns the engine's path: $ASB_TASK_ENGINE, else asb-task in
+// the folder of asb's own (symlink-resolved) executable, else on PATH.
+func FindEngine(getenv func(string) string, self func() (string, error)) (string, error) {
+	if p := getenv(EngineEnv); p != "" {
+		return p, nil
+	}
+	if self != nil {
+		if exe, err := self(); err == nil {
+			if r, err := filepath.EvalSymlinks(exe); err == nil {
+				exe = r
+			}
+			p := filepath.Join(filepath.Dir(exe), EngineName)
+			if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
+				return p, nil
+			}
+		}
+	}
+	if p, err := exec.LookPath(EngineName); err == nil {
+		return p, nil
+	}
+	return "", fmt.Errorf("asb task needs %s, asb's go-task engine, beside asb or on PATH: `make install` installs both, or go install github.com/agents-sandbox/asb/cmd/...@latest", EngineName)
+}
+
+// ExecEngine replaces this process with the engine running spec: the
+// terminal, signals and the exit code are the engine's own from here on.
+func ExecEngine(path string, spec EngineSpec) error {
+	argv, err := EncodeSpec(spec)
+	if err != nil {
+		return err
+	}
+	err = syscall.Exec(path, argv, os.Environ())
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOENT) {
+		return fmt.Errorf("run %s: not found", path)
+	}
+	return fmt.Errorf("run %s: %w", path, err)
+}

@@ -1,0 +1,69 @@
+package runner
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/go-task/task/v3/taskfile/ast"
+	"go.yaml.in/yaml/v3"
+)
+
+// TaskfileName is the outer folder's Taskfile.
+const TaskfileName = "Taskfile.yml"
+
+// Taskfile is the outer folder's Taskfile as go-task's own parser reads it
+// (taskfile/ast, which links none of go-task's executor). asb reads it for
+// what it needs before the engine runs: the AGENT var and the task names.
+type Taskfile struct {
+	ast *ast.Taskfile
+}
+
+// ReadTaskfile parses dir/Taskfile.yml.
+func ReadTaskfile(dir string) (*Taskfile, error) {
+	raw, err := os.ReadFile(filepath.Join(dir, TaskfileName))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("no %s in %s: run asb task inside an outer folder made by asb init (or pass --dir)", TaskfileName, dir)
+	}
+	if err != nil {
+		return nil, err
+	}
+	var tf ast.Taskfile
+	if err := yaml.Unmarshal(raw, &tf); err != nil {
+		return nil, fmt.Errorf("read %s: %w", TaskfileName, err)
+	}
+	return &Taskfile{ast: &tf}, nil
+}
+
+// StaticVar returns the literal value of a top-level var, "" when it is
+// unset or computed (sh:, a template).
+func (t *Taskfile) StaticVar(name string) string {
+	if t.ast.Vars == nil {
+		return ""
+	}
+	v, ok := t.ast.Vars.Get(name)
+	if !ok || v.Sh != nil {
+		return ""
+	}
+	s, _ := v.Value.(string)
+	if strings.Contains(s, "{{") {
+		return ""
+	}
+	return s
+}
+
+// Names lists the tasks of the Taskfile itself, in file order (included
+// Taskfiles are the engine's to read).
+func (t *Taskfile) Names() []string {
+	if t.ast.Tasks == nil {
+		return nil
+	}
+	var names []string
+	for name := range t.ast.Tasks.Keys(nil) {
+		names = append(names, name)
+	}
+	return names
+}
