@@ -8,6 +8,10 @@ import (
 	"testing"
 )
 
+// startHome is $HOME as the test binary started: tests set HOME to a temp
+// folder, and go build must not get an empty build cache with it.
+var startHome = os.Getenv("HOME")
+
 var (
 	buildOnce sync.Once
 	buildDir  string
@@ -26,6 +30,7 @@ func BuildAsb(t testing.TB) string {
 		}
 		cmd := exec.Command("go", "build", "-o", buildDir+string(filepath.Separator),
 			"github.com/agents-sandbox/asb/cmd/asb", "github.com/agents-sandbox/asb/cmd/asb-task")
+		cmd.Env = WithEnv(os.Environ(), "HOME="+startHome)
 		buildOut, buildErr = cmd.CombinedOutput()
 	})
 	if buildErr != nil {

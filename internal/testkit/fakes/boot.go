@@ -1,0 +1,259 @@
+package fakes
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/agents-sandbox/asb/schema"
+)
+
+// BootEnv chooses how the stand-in's VMs boot, for the host shapes asb
+// meets:
+//
+//	"" or "ok"  at once (a host that can boot)
+//	"fail"      fails at once, the VM recorded Stopped (no /dev/kvm)
+//	"spin"      like /dev/kvm without CPU virtualization: the VM stays
+//	            Starting while an `msb machine` process of its own session
+//	            spins for BootSecondsEnv seconds (default 600), then the
+//	            boot fails. Interrupting create leaves that process running,
+//	            and stop and remove wait for it, as msb 0.7.2 does.
+//	"slow"      boots after BootSecondsEnv seconds (default 1)
+const BootEnv = "ASB_FAKE_BOOT"
+
+// BootSecondsEnv is how long a "spin" or "slow" boot takes.
+const BootSecondsEnv = "ASB_FAKE_BOOT_SECONDS"
+
+// NoBootEnv, set to 1, is BootEnv=fail.
+const NoBootEnv = "ASB_FAKE_NO_BOOT"
+
+const bootFailure = "error: failed to start %q\n  → other: sandbox process exited (exit status: 1) before agent relay became available"
+
+func bootMode() (mode string, seconds float64) {
+	mode = os.Getenv(BootEnv)
+	if os.Getenv(NoBootEnv) == "1" {
+		mode = "fail"
+	}
+	seconds = 600
+	if mode == "slow" {
+		seconds = 1
+	}
+	if s, err := strconv.ParseFloat(os.Getenv(BootSecondsEnv), 64); err == nil {
+		seconds = s
+	}
+	return mode, seconds
+}
+
+func (e *env) create(args []string) error {
+	fl, pos, _ := flags(args, "--name", "-n", "--conf", "--secret-conf", "--pull", "--mount-named", "--mount-owned", "--cpus", "-c", "--memory", "-m")
+	name := last(fl["--name"])
+	if name == "" {
+		return exitError{2, "error: --name is required by these tests"}
+	}
+	conf := last(fl["--conf"])
+	raw, err := os.ReadFile(conf)
+	if err != nil {
+		return fail("error: cannot read config %s", conf)
+	}
+	var sb schema.Sandbox
+	dec := yaml.NewDecoder(bytes.NewReader(raw))
+	dec.KnownFields(true)
+	if err := dec.Decode(&sb); err != nil {
+		return fail("error: invalid sandbox configuration %s: %v", conf, err)
+	}
+	image := sb.Image
+	if len(pos) > 0 {
+		image = pos[0]
+	}
+	var img msbImage
+	if err := e.get("msb-images", normRef(image), &img); err != nil {
+		return fail("error: image error: image not cached: %s", normRef(image))
+	}
+	digests, err := secretDigests(last(fl["--secret-conf"]))
+	if err != nil {
+		return err
+	}
+	for _, m := range fl["--mount-named"] {
+		vol, _, _ := strings.Cut(m, ":")
+		if !e.exists("msb-volumes", vol) {
+			return fail("error: volume not found: %s", vol)
+		}
+	}
+	if e.exists("msb-vms", name) && fl["--replace"] == nil {
+		return fail("error: sandbox already exists: sandbox '%s' already exists; remove it, start the stopped sandbox, or recreate with .replace()", name)
+	}
+	e.waitMachine(name) // --replace of a VM whose boot still spins
+	sum := sha256.Sum256(raw)
+	vm := VMRecord{Name: name, Image: normRef(image), ImageID: img.ID, Conf: hex.EncodeToString(sum[:8]),
+		Mounts: append(fl["--mount-named"], fl["--mount-owned"]...), SecretSHA256: digests}
+	return e.boot(vm)
+}
+
+// secretDigests reads --secret-conf as msb does: every ${VAR} must be set.
+func secretDigests(path string) (map[string]string, error) {
+	if path == "" {
+		return nil, nil
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fail("error: cannot read secret config %s", path)
+	}
+	var secrets schema.Secrets
+	dec := yaml.NewDecoder(bytes.NewReader(raw))
+	dec.KnownFields(true)
+	if err := dec.Decode(&secrets); err != nil && !errors.Is(err, io.EOF) {
+		return nil, fail("error: invalid secret configuration %s: %v", path, err)
+	}
+	digests := map[string]string{}
+	for n, s := range secrets {
+		v, ok := schema.EnvRef(s.Value)
+		if !ok {
+			continue
+		}
+		if os.Getenv(v) == "" {
+			return nil, fail("error: invalid config: secret %s: host environment variable %s is not set", n, v)
+		}
+		digests[n] = Digest(os.Getenv(v))
+	}
+	return digests, nil
+}
+
+func (e *env) start(args []string) error {
+	_, pos, _ := flags(args, "--label")
+	for _, n := range pos {
+		var vm VMRecord
+		if err := e.get("msb-vms", n, &vm); err != nil {
+			return fail("error: sandbox not found: %s", n)
+		}
+		if err := e.boot(vm); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// boot records vm and boots it the BootEnv way.
+func (e *env) boot(vm VMRecord) error {
+	mode, seconds := bootMode()
+	switch mode {
+	case "fail":
+		vm.Status = "Stopped"
+		if err := e.put("msb-vms", vm.Name, vm); err != nil {
+			return err
+		}
+		return fail(bootFailure, vm.Name)
+	case "spin", "slow":
+	default:
+		vm.Status = "Running"
+		return e.put("msb-vms", vm.Name, vm)
+	}
+	self, err := exec.LookPath("msb")
+	if err != nil {
+		return err
+	}
+	outcome := "fail"
+	if mode == "slow" {
+		outcome = "ok"
+	}
+	// The machine first, then the record: whoever sees the VM Starting
+	// finds its machine process.
+	m := exec.Command(self, "machine", "--name", vm.Name, "--seconds", fmt.Sprint(seconds), "--outcome", outcome)
+	m.SysProcAttr = &syscall.SysProcAttr{Setsid: true} // as msb: out of the terminal's reach
+	// and, as msb's, with none of the caller's streams: stdin, stdout and
+	// stderr are /dev/null (nil), so no pipe stays open behind a create.
+	if err := m.Start(); err != nil {
+		return err
+	}
+	if err := e.putRaw("msb-machines", vm.Name, []byte(strconv.Itoa(m.Process.Pid))); err != nil {
+		return err
+	}
+	go func() { _ = m.Wait() }() // reap it should it end while create waits
+	vm.Status = "Starting"
+	if err := e.put("msb-vms", vm.Name, vm); err != nil {
+		return err
+	}
+	// The machine runs on when the boot succeeds: do not reap it here.
+	for {
+		var cur VMRecord
+		if err := e.get("msb-vms", vm.Name, &cur); err != nil {
+			return fail("error: sandbox %s vanished while booting", vm.Name)
+		}
+		switch cur.Status {
+		case "Running":
+			return nil
+		case "Stopped":
+			return fail(bootFailure, vm.Name)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// machine is `msb machine`: the VM's own process. It boots (or spins) for
+// --seconds, then sets the VM Running and stays (--outcome ok) or Stopped and
+// exits 1; SIGTERM stops it at any time, the VM Stopped.
+func (e *env) machine(args []string) error {
+	fl, _, _ := flags(args, "--name", "--seconds", "--outcome")
+	name := last(fl["--name"])
+	secs, _ := strconv.ParseFloat(last(fl["--seconds"]), 64)
+	term := make(chan os.Signal, 1)
+	signal.Notify(term, syscall.SIGTERM, syscall.SIGINT)
+	defer os.Remove(e.path("msb-machines", name))
+	select {
+	case <-term:
+		return e.setStatus(name, "Stopped")
+	case <-time.After(time.Duration(secs * float64(time.Second))):
+	}
+	if last(fl["--outcome"]) != "ok" {
+		_ = e.setStatus(name, "Stopped")
+		return exitError{1, "KVM_EXIT_INTERNAL_ERROR"}
+	}
+	if err := e.setStatus(name, "Running"); err != nil {
+		return err
+	}
+	<-term
+	return e.setStatus(name, "Stopped")
+}
+
+// waitMachine ends the machine of a running VM and waits for a booting one
+// to end by itself, as msb's stop and remove do.
+func (e *env) waitMachine(name string) {
+	raw, err := os.ReadFile(e.path("msb-machines", name))
+	if err != nil {
+		return
+	}
+	pid, err := strconv.Atoi(string(raw))
+	if err != nil {
+		return
+	}
+	var vm VMRecord
+	if e.get("msb-vms", name, &vm) == nil && vm.Status == "Running" {
+		_ = syscall.Kill(pid, syscall.SIGTERM)
+	}
+	for syscall.Kill(pid, 0) == nil {
+		if _, err := os.Stat(e.path("msb-machines", name)); err != nil {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func (e *env) setStatus(name, status string) error {
+	var vm VMRecord
+	if err := e.get("msb-vms", name, &vm); err != nil {
+		return err
+	}
+	vm.Status = status
+	return e.put("msb-vms", name, vm)
+}

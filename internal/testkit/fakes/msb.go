@@ -1,0 +1,257 @@
+package fakes
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+)
+
+type msbImage struct {
+	Reference string `json:"reference"`
+	ID        string `json:"id"`
+}
+
+// VMRecord is what the stand-in keeps of a VM.
+type VMRecord struct {
+	Name    string   `json:"name"`
+	Image   string   `json:"image"`
+	ImageID string   `json:"image_id"`
+	Status  string   `json:"status"`
+	Conf    string   `json:"conf_sha256"`
+	Mounts  []string `json:"mounts"`
+	// SecretSHA256 holds, per secret, a digest of the value its variable had
+	// at create time (never the value), so tests can tell which source won.
+	SecretSHA256 map[string]string `json:"secret_sha256,omitempty"`
+}
+
+// VM reads the stand-in's record of VM name.
+func VM(state, name string) (VMRecord, error) {
+	var vm VMRecord
+	e := &env{state: state}
+	err := e.get("msb-vms", name, &vm)
+	return vm, err
+}
+
+// Digest is how SecretSHA256 digests a value.
+func Digest(v string) string {
+	sum := sha256.Sum256([]byte(v))
+	return hex.EncodeToString(sum[:8])
+}
+
+func (e *env) msb(args []string) error {
+	if len(args) == 0 {
+		return exitError{2, "error: a command is required"}
+	}
+	cmd, args := args[0], args[1:]
+	switch cmd {
+	case "image":
+		return e.msbImage(args)
+	case "load":
+		return e.msbLoad(args)
+	case "volume", "vol":
+		return e.msbVolume(args)
+	case "inspect":
+		return e.msbInspect(args)
+	case "status", "ps":
+		return e.msbStatus(args)
+	case "create":
+		return e.create(args)
+	case "start":
+		return e.start(args)
+	case "machine":
+		return e.machine(args)
+	case "stop":
+		return e.msbStop(args)
+	case "remove", "rm":
+		return e.msbRemove(args)
+	case "exec":
+		return e.msbExec(args)
+	case "logs":
+		_, pos, _ := flags(args, "--tail", "--since", "--until", "--source")
+		if len(pos) != 1 || !e.exists("msb-vms", pos[0]) {
+			return fail("error: sandbox not found")
+		}
+		_, err := fmt.Fprintln(e.stdout, "fake log line")
+		return err
+	}
+	return exitError{2, fmt.Sprintf("error: unrecognized subcommand '%s'", cmd)}
+}
+
+func (e *env) msbImage(args []string) error {
+	if len(args) < 2 || args[0] != "inspect" {
+		return exitError{2, "error: unrecognized image subcommand"}
+	}
+	var img msbImage
+	if err := e.get("msb-images", normRef(args[1]), &img); err != nil {
+		return fail("error: image not found: %s", args[1])
+	}
+	return json.NewEncoder(e.stdout).Encode(img)
+}
+
+func (e *env) msbLoad(args []string) error {
+	fl, _, _ := flags(args, "--tag", "-t", "--input", "-i")
+	data, err := io.ReadAll(e.stdin)
+	if err != nil {
+		return err
+	}
+	fields := strings.Fields(string(data))
+	if len(fields) != 3 || fields[0] != "FAKE-IMAGE" {
+		return fail("error: manifest parse error: archive missing manifest.json or oci-layout")
+	}
+	refs := []string{normRef(fields[1])}
+	for _, t := range append(fl["--tag"], fl["-t"]...) {
+		refs = append(refs, normRef(t))
+	}
+	for _, r := range refs {
+		if err := e.put("msb-images", r, msbImage{Reference: r, ID: fields[2]}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (e *env) msbVolume(args []string) error {
+	if len(args) >= 1 && args[0] == "ls" {
+		return e.volumeList()
+	}
+	if len(args) < 2 {
+		return exitError{2, "error: a volume command and name are required"}
+	}
+	_, pos, _ := flags(args[1:], "--kind", "--size", "--name", "-n")
+	if len(pos) != 1 {
+		return exitError{2, "error: a volume name is required"}
+	}
+	name := pos[0]
+	switch args[0] {
+	case "inspect":
+		if !e.exists("msb-volumes", name) {
+			return fail("error: volume not found: %s", name)
+		}
+		_, err := fmt.Fprintf(e.stdout, "{\"name\": %q}\n", name)
+		return err
+	case "create":
+		if e.exists("msb-volumes", name) {
+			return fail("error: volume already exists: %s", name)
+		}
+		return e.put("msb-volumes", name, map[string]string{"name": name, "kind": "dir"})
+	case "rm", "remove":
+		if !e.exists("msb-volumes", name) {
+			return fail("error: volume not found: %s", name)
+		}
+		return os.Remove(e.path("msb-volumes", name))
+	}
+	return exitError{2, "error: unrecognized volume subcommand " + args[0]}
+}
+
+// volumeList prints `msb volume ls --format json`: a list of objects.
+func (e *env) volumeList() error {
+	names, err := e.names("msb-volumes")
+	if err != nil {
+		return err
+	}
+	vols := []map[string]any{}
+	for _, n := range names {
+		vols = append(vols, map[string]any{"name": n, "kind": "dir", "used_bytes": 0})
+	}
+	enc := json.NewEncoder(e.stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(vols)
+}
+
+func (e *env) msbInspect(args []string) error {
+	_, pos, _ := flags(args, "--format")
+	if len(pos) != 1 {
+		return exitError{2, "error: a sandbox name is required"}
+	}
+	var vm VMRecord
+	if err := e.get("msb-vms", pos[0], &vm); err != nil {
+		return fail("error: sandbox not found: %s", pos[0])
+	}
+	return json.NewEncoder(e.stdout).Encode(vm)
+}
+
+func (e *env) msbStatus(args []string) error {
+	_, pos, _ := flags(args, "--format", "--label")
+	if len(pos) != 1 {
+		return nil // running sandboxes: none of interest
+	}
+	var vm VMRecord
+	if err := e.get("msb-vms", pos[0], &vm); err != nil {
+		return fail("error: sandbox not found: %s", pos[0])
+	}
+	_, err := fmt.Fprintf(e.stdout, "{\n  \"name\": %q,\n  \"status\": %q\n}\n", vm.Name, vm.Status)
+	return err
+}
+
+func (e *env) msbStop(args []string) error {
+	_, pos, _ := flags(args, "--label", "--timeout", "-t")
+	for _, n := range pos {
+		var vm VMRecord
+		if err := e.get("msb-vms", n, &vm); err != nil {
+			return fail("error: sandbox not found: %s", n)
+		}
+		if vm.Status != "Running" && vm.Status != "Starting" {
+			return fail("error: sandbox %q is not running", n)
+		}
+		// Like msb: a stop waits for a boot in progress to end.
+		e.waitMachine(n)
+		if err := e.setStatus(n, "Stopped"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (e *env) msbRemove(args []string) error {
+	fl, pos, _ := flags(args, "--label")
+	for _, n := range pos {
+		var vm VMRecord
+		if err := e.get("msb-vms", n, &vm); err != nil {
+			return fail("error: sandbox not found: %s", n)
+		}
+		if vm.Status == "Running" && fl["--force"] == nil && fl["-f"] == nil {
+			return fail("error: sandbox %q is running; stop it or use --force", n)
+		}
+		// Like msb: removing a VM whose boot spins waits for the spin to end.
+		e.waitMachine(n)
+		if err := os.Remove(e.path("msb-vms", n)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (e *env) msbExec(args []string) error {
+	_, pos, rest := flags(args, "-u", "--user", "-w", "--workdir", "-e", "--env", "--timeout", "--rlimit")
+	if len(pos) != 1 {
+		return exitError{2, "error: exec needs a sandbox name"}
+	}
+	var vm VMRecord
+	if err := e.get("msb-vms", pos[0], &vm); err != nil {
+		return fail("error: sandbox not found: %s", pos[0])
+	}
+	if vm.Status != "Running" {
+		return fail("error: sandbox %q is not running", pos[0])
+	}
+	_, err := fmt.Fprintf(e.stdout, "fake-exec[%s]: %s\n", pos[0], strings.Join(rest, " "))
+	return err
+}
+
+// normRef applies msb's rule that a bare name:tag means docker.io/library/name:tag.
+func normRef(ref string) string {
+	if strings.Contains(ref, "/") {
+		return ref
+	}
+	return "docker.io/library/" + ref
+}
+
+func last(s []string) string {
+	if len(s) == 0 {
+		return ""
+	}
+	return s[len(s)-1]
+}

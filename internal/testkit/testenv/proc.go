@@ -1,0 +1,180 @@
+package testenv
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/agents-sandbox/asb/host"
+)
+
+// Proc is a command started in a process group of its own, the way a
+// shell starts a foreground job: Interrupt is the terminal's Ctrl-C.
+type Proc struct {
+	cmd            *exec.Cmd
+	stdout, stderr bytes.Buffer
+	done           chan struct{}
+	err            error
+}
+
+// Start starts argv in dir with env; the test's cleanup kills what is left
+// of its process group.
+func Start(t testing.TB, dir string, env []string, argv ...string) *Proc {
+	t.Helper()
+	p := &Proc{cmd: exec.Command(argv[0], argv[1:]...), done: make(chan struct{})}
+	p.cmd.Dir, p.cmd.Env = dir, env
+	p.cmd.Stdout, p.cmd.Stderr = &p.stdout, &p.stderr
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// A process it leaves behind must not keep Wait waiting for the pipes.
+	p.cmd.WaitDelay = 2 * time.Second
+	if err := p.cmd.Start(); err != nil {
+		t.Fatalf("start %s: %v", strings.Join(argv, " "), err)
+	}
+	go func() { p.err = p.cmd.Wait(); close(p.done) }()
+	t.Cleanup(func() {
+		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+		<-p.done
+	})
+	return p
+}
+
+// Pid is the process's pid (and its group's id).
+func (p *Proc) Pid() int { return p.cmd.Process.Pid }
+
+// Interrupt sends SIGINT to the whole process group, as Ctrl-C does.
+func (p *Proc) Interrupt() error { return syscall.Kill(-p.cmd.Process.Pid, syscall.SIGINT) }
+
+// Kill sends SIGKILL to the process alone (kill -9).
+func (p *Proc) Kill() error { return p.cmd.Process.Kill() }
+
+// Done is closed when the process has ended.
+func (p *Proc) Done() <-chan struct{} { return p.done }
+
+// Wait waits for the end of the process, at most until ctx is done, and
+// returns its output and exit code (-1 when ctx ended first).
+func (p *Proc) Wait(ctx context.Context) (stdout, stderr string, code int) {
+	select {
+	case <-p.done:
+	case <-ctx.Done():
+		return p.stdout.String(), p.stderr.String(), -1
+	}
+	code = 0
+	var ee *exec.ExitError
+	if errors.As(p.err, &ee) {
+		code = ee.ExitCode()
+	} else if p.err != nil {
+		code = -1
+	}
+	return p.stdout.String(), p.stderr.String(), code
+}
+
+// PollRecord runs `msb inspect VM --format json` every 100 ms until msb
+// has a record of vm (while a create is in flight msb shows it Starting,
+// with the whole resolved config), and returns it; it fails the test when
+// ctx ends first or when stop is closed (the create ended without one).
+func PollRecord(t testing.TB, ctx context.Context, msb string, env []string, vm string, stop <-chan struct{}) []byte {
+	t.Helper()
+	for {
+		out, _, err := RunErr(ctx, "", env, nil, msb, "inspect", vm, "--format", "json")
+		if err == nil {
+			return out
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("msb never recorded %s: %v", vm, ctx.Err())
+		case <-stop:
+			// One last look: a failed create leaves a Stopped record.
+			if out, _, err := RunErr(context.Background(), "", env, nil, msb, "inspect", vm, "--format", "json"); err == nil {
+				return out
+			}
+			t.Fatalf("the create ended, and msb has no record of %s", vm)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// Machines returns the pids of the `msb machine` processes running vm
+// with MSB_HOME msbHome ("" for any), found in /proc.
+func Machines(vm, msbHome string) []int {
+	var pids []int
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		raw, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil {
+			continue
+		}
+		argv := strings.Split(strings.TrimRight(string(raw), "\x00"), "\x00")
+		if len(argv) < 2 || filepath.Base(argv[0]) != "msb" || argv[1] != "machine" {
+			continue
+		}
+		if i := slices.Index(argv, "--name"); vm != "" && (i < 0 || i+1 >= len(argv) || argv[i+1] != vm) {
+			continue
+		}
+		if msbHome != "" {
+			env, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
+			if !slices.Contains(strings.Split(string(env), "\x00"), "MSB_HOME="+msbHome) {
+				continue
+			}
+		}
+		if st, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat")); err == nil {
+			if i := bytes.LastIndexByte(st, ')'); i >= 0 && i+2 < len(st) && st[i+2] == 'Z' {
+				continue // ended, not reaped yet
+			}
+		}
+		pids = append(pids, pid)
+	}
+	return pids
+}
+
+// KillMachinesAtCleanup kills, when the test ends, every msb machine
+// process of msbHome it left, and fails the test if there was one: a test
+// must not leave a VM boot spinning.
+func KillMachinesAtCleanup(t testing.TB, msbHome string) {
+	t.Cleanup(func() {
+		left := Machines("", msbHome)
+		for _, pid := range left {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+		if len(left) > 0 {
+			t.Errorf("the test left msb machine processes running (pids %v; killed)", left)
+		}
+	})
+}
+
+// NoMachineLeft fails the test when an msb machine of vm runs in msbHome.
+func NoMachineLeft(t testing.TB, vm, msbHome string) {
+	t.Helper()
+	// The process may take a moment to exit after its signal.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		left := Machines(vm, msbHome)
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("msb machine of %s still runs (pids %v)", vm, left)
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// HostShape is this host's shape for microVMs: "can-boot", "kvm-no-virt"
+// or "no-kvm" (host.Shape).
+func HostShape() string { return host.Shape(context.Background(), host.SystemHost{}) }
+
+// CanBoot reports whether microVMs boot here.
+func CanBoot() bool { return HostShape() == "can-boot" }
