@@ -4,6 +4,7 @@
 package e2e
 
 import (
+	"fmt"
 	"os"
 	"testing"
 
@@ -11,6 +12,8 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	// scripts/test.sh reports the shape the suite ran on.
+	fmt.Printf("host shape: %s\n", testenv.HostShape())
 	code := m.Run()
 	testenv.StopDocker() // the one private dockerd of this test binary
 	os.Exit(code)

@@ -9,6 +9,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
+	"sort"
 	"strings"
 	"time"
 
@@ -51,10 +53,21 @@ type State struct {
 	HomeVolume string `yaml:"home_volume"`
 }
 
+// IdentityOptions steer ResolveIdentity.
+type IdentityOptions struct {
+	Now time.Time // names a new home volume
+	// Record writes a new (or recovered) home volume's name to StatePath.
+	Record bool
+	// Volumes lists msb's volumes; when StatePath is missing or damaged,
+	// this clone's home volume is looked for there before a new one is
+	// named, so losing the record never costs the home. nil: no lookup.
+	Volumes func() ([]string, error)
+	// Say tells the user what was recovered; nil says nothing.
+	Say func(string)
+}
+
 // ResolveIdentity computes the identity of the outer folder dir for agent.
-// When record is true and no home volume is recorded yet, it picks one
-// (named with now) and records it in .asb/state.yaml.
-func ResolveIdentity(dir, agent string, now time.Time, record bool) (Identity, error) {
+func ResolveIdentity(dir, agent string, o IdentityOptions) (Identity, error) {
 	if !schema.ValidProjectName(agent) {
 		return Identity{}, fmt.Errorf("the AGENT var of Taskfile.yml, %q, is not a valid agent name", agent)
 	}
@@ -78,13 +91,20 @@ func ResolveIdentity(dir, agent string, now time.Time, record bool) (Identity, e
 		Image:    slug + ":" + agent + "-latest",
 		BuildTag: "agents-sandbox/runner-" + slug + ":" + agent + "-latest",
 	}
-	st, err := ReadState(dir)
-	if err != nil {
-		return Identity{}, err
+	st, stErr := ReadState(dir)
+	var damaged *DamagedStateError
+	switch {
+	case errors.As(stErr, &damaged) && o.Volumes != nil:
+		st = State{} // recovered below; the damaged file is asb's own, rewritten
+	case stErr != nil:
+		return Identity{}, stErr
 	}
 	if st.HomeVolume == "" {
-		st.HomeVolume = id.VM + "-" + now.UTC().Format("20060102-150405")
-		if record {
+		st.HomeVolume, err = homeVolume(id, o, damaged != nil)
+		if err != nil {
+			return Identity{}, err
+		}
+		if o.Record {
 			if err := WriteState(dir, st); err != nil {
 				return Identity{}, err
 			}
@@ -93,6 +113,54 @@ func ResolveIdentity(dir, agent string, now time.Time, record bool) (Identity, e
 	id.HomeVolume = st.HomeVolume
 	return id, nil
 }
+
+// homeTimestamp is how a home volume's name ends: <VM>-20060102-150405.
+var homeTimestamp = regexp.MustCompile(`^-[0-9]{8}-[0-9]{6}$`)
+
+// homeVolume finds this clone's home volume among msb's volumes (the
+// newest, when there are several), or names a new one.
+func homeVolume(id Identity, o IdentityOptions, damaged bool) (string, error) {
+	fresh := id.VM + "-" + o.Now.UTC().Format("20060102-150405")
+	if o.Volumes == nil {
+		return fresh, nil
+	}
+	vols, err := o.Volumes()
+	if err != nil {
+		return fresh, nil //nolint:nilerr // without msb there is no volume to lose: the run says msb is missing
+	}
+	var mine []string
+	for _, v := range vols {
+		if rest, ok := strings.CutPrefix(v, id.VM); ok && homeTimestamp.MatchString(rest) {
+			mine = append(mine, v)
+		}
+	}
+	if len(mine) == 0 {
+		return fresh, nil
+	}
+	sort.Strings(mine)
+	found := mine[len(mine)-1]
+	if o.Say != nil {
+		how := "missing"
+		if damaged {
+			how = "damaged"
+		}
+		msg := fmt.Sprintf("asb: %s was %s; found this clone's home volume %s in msb and recorded it", StatePath, how, found)
+		if len(mine) > 1 {
+			msg += fmt.Sprintf(" (the newest of %d: %s)", len(mine), strings.Join(mine, ", "))
+		}
+		o.Say(msg)
+	}
+	return found, nil
+}
+
+// DamagedStateError is a StatePath that cannot be read.
+type DamagedStateError struct{ Err error }
+
+func (e *DamagedStateError) Error() string {
+	return fmt.Sprintf("%s is damaged (%v): fix or delete it; it records the home volume's name", StatePath, e.Err)
+}
+
+func (e *DamagedStateError) Unwrap() error { return e.Err }
 
 // ReadState reads .asb/state.yaml; a missing file is an empty state.
 func ReadState(dir string) (State, error) {
@@ -105,10 +173,10 @@ func ReadState(dir string) (State, error) {
 		return st, fmt.Errorf("read %s: %w", StatePath, err)
 	}
 	if err := yaml.Unmarshal(raw, &st); err != nil {
-		return st, fmt.Errorf("%s is damaged (%v): fix or delete it; it records the home volume's name", StatePath, err)
+		return State{}, &DamagedStateError{Err: err}
 	}
 	if st.HomeVolume != "" && !validResourceName(st.HomeVolume) {
-		return st, fmt.Errorf("%s: home_volume %q is not a valid volume name", StatePath, st.HomeVolume)
+		return State{}, &DamagedStateError{Err: fmt.Errorf("home_volume %q is not a valid volume name", st.HomeVolume)}
 	}
 	return st, nil
 }

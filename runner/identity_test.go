@@ -39,15 +39,15 @@ func TestIdentityClonesWorktreesAndState(t *testing.T) {
 	git(t, a, "worktree", "add", "-q", wt)
 
 	now := time.Date(2026, 12, 2, 15, 4, 5, 0, time.UTC)
-	ida, err := ResolveIdentity(a, "opencode", now, true)
+	ida, err := ResolveIdentity(a, "opencode", IdentityOptions{Now: now, Record: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	idb, err := ResolveIdentity(b, "opencode", now, false)
+	idb, err := ResolveIdentity(b, "opencode", IdentityOptions{Now: now, Record: false})
 	if err != nil {
 		t.Fatal(err)
 	}
-	idw, err := ResolveIdentity(wt, "opencode", now, false)
+	idw, err := ResolveIdentity(wt, "opencode", IdentityOptions{Now: now, Record: false})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +67,7 @@ func TestIdentityClonesWorktreesAndState(t *testing.T) {
 		t.Errorf("identity\n %+v\nwant\n %+v", ida, want)
 	}
 	// The home volume is recorded once and kept, whatever the clock says.
-	later, err := ResolveIdentity(a, "opencode", now.Add(48*time.Hour), true)
+	later, err := ResolveIdentity(a, "opencode", IdentityOptions{Now: now.Add(48 * time.Hour), Record: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +82,63 @@ func TestIdentityClonesWorktreesAndState(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(a, StatePath), []byte("home_volume: \"x; rm -rf /\"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ResolveIdentity(a, "opencode", now, true); err == nil || !strings.Contains(err.Error(), "not a valid volume name") {
+	if _, err := ResolveIdentity(a, "opencode", IdentityOptions{Now: now, Record: true}); err == nil || !strings.Contains(err.Error(), "not a valid volume name") {
 		t.Errorf("a hostile home_volume was accepted: %v", err)
+	}
+}
+
+// TestLostStateKeepsTheHome: when .asb/state.yaml is deleted or damaged,
+// this clone's home volume is found again among msb's volumes (the newest
+// of them) instead of a new, empty one being made; a volume of another
+// clone or agent is never taken.
+func TestLostStateKeepsTheHome(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "proj")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 12, 3, 9, 0, 0, 0, time.UTC)
+	id, err := ResolveIdentity(dir, "opencode", IdentityOptions{Now: now.Add(-72 * time.Hour), Record: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	older := id.VM + "-20261101-101010"
+	vols := []string{"other-12345678-opencode-20261201-000000", id.VM + "-notatimestamp", older, id.HomeVolume,
+		strings.TrimSuffix(id.VM, "opencode") + "codex-20261202-000000"}
+	list := func() ([]string, error) { return vols, nil }
+	for _, damage := range []string{"delete", "garbage", "hostile"} {
+		t.Run(damage, func(t *testing.T) {
+			p := filepath.Join(dir, StatePath)
+			switch damage {
+			case "delete":
+				os.Remove(p)
+			case "garbage":
+				os.WriteFile(p, []byte("{{{ not yaml"), 0o644)
+			case "hostile":
+				os.WriteFile(p, []byte("home_volume: \"x; rm -rf /\"\n"), 0o644)
+			}
+			var said []string
+			got, err := ResolveIdentity(dir, "opencode", IdentityOptions{Now: now, Record: true, Volumes: list, Say: func(s string) { said = append(said, s) }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.HomeVolume != id.HomeVolume {
+				t.Errorf("home volume %q, want the clone's existing %q", got.HomeVolume, id.HomeVolume)
+			}
+			if len(said) != 1 || !strings.Contains(said[0], "found this clone's home volume "+id.HomeVolume) || !strings.Contains(said[0], "the newest of 2") {
+				t.Errorf("said %q", said)
+			}
+			st, err := ReadState(dir)
+			if err != nil || st.HomeVolume != id.HomeVolume {
+				t.Errorf("not recorded again: %+v %v", st, err)
+			}
+		})
+	}
+	// No volume of this clone in msb: a new one, and nothing said.
+	os.Remove(filepath.Join(dir, StatePath))
+	var said []string
+	got, err := ResolveIdentity(dir, "opencode", IdentityOptions{Now: now, Record: true,
+		Volumes: func() ([]string, error) { return vols[:1], nil }, Say: func(s string) { said = append(said, s) }})
+	if err != nil || got.HomeVolume != id.VM+"-20261203-090000" || len(said) != 0 {
+		t.Errorf("no volume to find: %q, %v, said %q", got.HomeVolume, err, said)
 	}
 }

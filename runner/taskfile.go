@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/go-task/task/v3/taskfile/ast"
@@ -66,4 +67,32 @@ func (t *Taskfile) Names() []string {
 		names = append(names, name)
 	}
 	return names
+}
+
+// UnknownTaskError names a task the Taskfile does not have.
+type UnknownTaskError struct {
+	Name  string
+	Known []string
+}
+
+func (e *UnknownTaskError) Error() string {
+	return fmt.Sprintf("no task %q in Taskfile.yml; the tasks are: %s (asb task --list describes them)",
+		e.Name, strings.Join(e.Known, ", "))
+}
+
+// Check returns an UnknownTaskError for the first name the Taskfile lacks;
+// with included Taskfiles it checks nothing (their tasks are the engine's
+// to know).
+func (t *Taskfile) Check(names ...string) error {
+	if t.ast.Includes != nil && t.ast.Includes.Len() > 0 {
+		return nil
+	}
+	known := t.Names()
+	sorted := slices.Sorted(slices.Values(known))
+	for _, n := range names {
+		if !slices.Contains(known, n) {
+			return &UnknownTaskError{Name: n, Known: sorted}
+		}
+	}
+	return nil
 }

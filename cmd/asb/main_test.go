@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"regexp"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/agents-sandbox/asb/cmd/asb/internal/cmdutil"
 	"github.com/agents-sandbox/asb/cmd/asb/internal/root"
+	"github.com/agents-sandbox/asb/internal/testkit/fakehost"
 	"github.com/agents-sandbox/asb/runner/engine"
 )
 
@@ -29,7 +31,13 @@ func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
 		"asb": func() {
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-			code := root.Main(ctx, os.Args[1:], cmdutil.System())
+			f := root.NewFactory(cmdutil.System())
+			if h, ok := fakehost.ForShape(os.Getenv(fakehost.ShapeEnv)); ok {
+				f.Host = h // a script pretends to run on a host of that shape
+			}
+			// The Taskfile calls asb back: as this command, not as the test binary.
+			f.Executable = func() (string, error) { return exec.LookPath(os.Args[0]) }
+			code := root.Run(ctx, os.Args[1:], f)
 			stop()
 			os.Exit(code)
 		},

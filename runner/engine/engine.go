@@ -12,7 +12,10 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"strings"
 	"syscall"
+	"time"
 
 	"github.com/agents-sandbox/asb/runner"
 )
@@ -68,5 +71,23 @@ func Run(ctx context.Context, spec runner.EngineSpec, stdio Stdio) error {
 	if spec.Summary != "" {
 		return tasks.Summary(ctx, spec.Summary)
 	}
-	return tasks.Run(ctx, spec.Tasks, spec.Args)
+	var lock Locker
+	if !spec.Dry {
+		lock = folderLock(spec, stdio.Err)
+	}
+	return tasks.RunLocked(ctx, spec.Tasks, spec.Args, lock)
+}
+
+// folderLock takes the outer folder's run lock, saying so when it waits.
+func folderLock(spec runner.EngineSpec, stderr io.Writer) Locker {
+	return func(ctx context.Context) (func(), error) {
+		what := "asb task " + strings.Join(spec.Tasks, " ")
+		l, err := runner.AcquireLock(ctx, filepath.Join(spec.Dir, runner.RunLockPath), runner.Holder(what, time.Now()), func(holder string) {
+			fmt.Fprintf(stderr, "asb: waiting for another asb task in this folder to finish with the VM (%s)…\n", holder)
+		})
+		if err != nil {
+			return nil, err
+		}
+		return l.Release, nil
+	}
 }

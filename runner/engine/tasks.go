@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agents-sandbox/asb/runner"
 	"github.com/go-task/task/v3"
 	taskerrors "github.com/go-task/task/v3/errors"
 	"github.com/go-task/task/v3/taskfile/ast"
@@ -36,17 +37,6 @@ type TaskOptions struct {
 type Tasks struct {
 	opts TaskOptions
 	e    *task.Executor
-}
-
-// UnknownTaskError names a task the Taskfile does not have.
-type UnknownTaskError struct {
-	Name  string
-	Known []string
-}
-
-func (e *UnknownTaskError) Error() string {
-	return fmt.Sprintf("no task %q in Taskfile.yml; the tasks are: %s (asb task --list describes them)",
-		e.Name, strings.Join(e.Known, ", "))
 }
 
 // TaskFailedError is a task whose command failed; Code is its exit code.
@@ -139,7 +129,7 @@ func (t *Tasks) Has(name string) bool { return slices.Contains(t.Names(), name) 
 func (t *Tasks) Check(names ...string) error {
 	for _, n := range names {
 		if !t.Has(n) {
-			return &UnknownTaskError{Name: n, Known: t.Names()}
+			return &runner.UnknownTaskError{Name: n, Known: t.Names()}
 		}
 	}
 	return nil
@@ -168,11 +158,99 @@ func (t *Tasks) Summary(ctx context.Context, name string) error {
 }
 
 // Run runs the named tasks in order; args (after --) reach the commands as
-// CLI_ARGS, each one shell-quoted.
+// CLI_ARGS, each one shell-quoted. With lock set, it holds that lock while
+// it changes anything (see RunLocked).
 func (t *Tasks) Run(ctx context.Context, names []string, args []string) error {
+	return t.RunLocked(ctx, names, args, nil)
+}
+
+// Locker takes the outer folder's run lock; the returned func drops it.
+type Locker func(ctx context.Context) (release func(), err error)
+
+// RunLocked is Run under the folder's run lock, so that two runs in one
+// outer folder never create two VMs or two home volumes. When the last named
+// task is interactive (agent, vm:shell: a session that may last for hours),
+// the lock is held while everything before its own commands runs (the
+// other named tasks, in order, then its dependencies) and dropped before
+// them, so a second run waits only for the VM, then attaches too. lock ==
+// nil runs without a lock.
+func (t *Tasks) RunLocked(ctx context.Context, names []string, args []string, lock Locker) error {
 	if err := t.Check(names...); err != nil {
 		return err
 	}
+	if err := t.setCLIVars(args); err != nil {
+		return err
+	}
+	calls := make([]*task.Call, 0, len(names))
+	for _, n := range names {
+		calls = append(calls, &task.Call{Task: n})
+	}
+	if lock == nil {
+		return explainRun(ctx, t.e.Run(ctx, calls...), t.opts.Yes)
+	}
+	release, err := lock(ctx)
+	if err != nil {
+		return err
+	}
+	defer release()
+	last := calls[len(calls)-1]
+	deps, session := t.sessionDeps(last)
+	if !session {
+		return explainRun(ctx, t.e.Run(ctx, calls...), t.opts.Yes)
+	}
+	// Brought up to date under the lock, the dependencies are done for this
+	// run: go-task skips a second call of a run-once task.
+	t.runOnce(deps)
+	before := append(slices.Clone(calls[:len(calls)-1]), deps...)
+	if err := t.e.Run(ctx, before...); err != nil {
+		err = explainRun(ctx, err, t.opts.Yes)
+		var f *TaskFailedError
+		if errors.As(err, &f) && slices.ContainsFunc(deps, func(d *task.Call) bool { return d.Task == f.Task || slices.Contains(f.NeededBy, d.Task) }) {
+			f.NeededBy = append([]string{last.Task}, f.NeededBy...) // what they were run for
+		}
+		return err
+	}
+	release()
+	return explainRun(ctx, t.e.Run(ctx, last), t.opts.Yes)
+}
+
+// sessionDeps returns the dependencies of c when c is interactive.
+func (t *Tasks) sessionDeps(c *task.Call) (deps []*task.Call, interactive bool) {
+	ct, err := t.e.CompiledTask(c)
+	if err != nil || !ct.Interactive {
+		return nil, false // (an error: the run itself reports it)
+	}
+	for _, d := range ct.Deps {
+		deps = append(deps, &task.Call{Task: d.Task, Vars: d.Vars, Silent: d.Silent, Indirect: true})
+	}
+	return deps, true
+}
+
+// runOnce marks calls and every task they depend on run-once, in this
+// executor's copy of the Taskfile only.
+func (t *Tasks) runOnce(calls []*task.Call) {
+	seen := map[string]bool{}
+	var mark func(name string)
+	mark = func(name string) {
+		if seen[name] {
+			return
+		}
+		seen[name] = true
+		at, ok := t.e.Taskfile.Tasks.Get(name)
+		if !ok {
+			return
+		}
+		at.Run = "once"
+		for _, d := range at.Deps {
+			mark(d.Task)
+		}
+	}
+	for _, c := range calls {
+		mark(c.Task)
+	}
+}
+
+func (t *Tasks) setCLIVars(args []string) error {
 	quoted := make([]string, 0, len(args))
 	for _, a := range args {
 		q, err := syntax.Quote(a, syntax.LangBash)
@@ -189,13 +267,7 @@ func (t *Tasks) Run(ctx context.Context, names []string, args []string) error {
 	special.Set("CLI_VERBOSE", ast.Var{Value: t.opts.Verbose})
 	special.Set("CLI_ASSUME_YES", ast.Var{Value: t.opts.Yes})
 	t.e.Taskfile.Vars.ReverseMerge(special, nil)
-
-	calls := make([]*task.Call, 0, len(names))
-	for _, n := range names {
-		calls = append(calls, &task.Call{Task: n})
-	}
-	err := t.e.Run(ctx, calls...)
-	return explainRun(ctx, err, t.opts.Yes)
+	return nil
 }
 
 func explainSetup(dir string, err error) error {

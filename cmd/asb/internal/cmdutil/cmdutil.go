@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/agents-sandbox/asb/host"
 	"github.com/agents-sandbox/asb/runner"
 )
 
@@ -40,6 +41,8 @@ type Factory struct {
 	// Executable is the path of the running asb, for tasks that call it.
 	Executable func() (string, error)
 	Now        func() time.Time
+	// Host is the machine asb runs on (asb doctor, the pre-boot check).
+	Host host.Host
 	// Engine runs a resolved `asb task` (runner/engine, in its own
 	// executable: see runner.ExecEngine); tests run it in process.
 	Engine func(ctx context.Context, spec runner.EngineSpec, io *IOStreams) error

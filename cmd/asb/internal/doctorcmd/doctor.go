@@ -29,7 +29,7 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 
 // newCmd lets tests swap the run function.
 func newCmd(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
-	opts := &Options{IO: f.IO, Host: host.SystemHost{}}
+	opts := &Options{IO: f.IO, Host: f.Host}
 	cmd := &cobra.Command{
 		Use:   "doctor",
 		Short: "Check that this machine can run the agent's microVM",

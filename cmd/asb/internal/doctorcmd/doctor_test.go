@@ -144,7 +144,7 @@ func TestJSON(t *testing.T) {
 
 func TestFormatFlag(t *testing.T) {
 	var out bytes.Buffer
-	f := &cmdutil.Factory{IO: &cmdutil.IOStreams{Out: &out, ErrOut: &out}}
+	f := &cmdutil.Factory{IO: &cmdutil.IOStreams{Out: &out, ErrOut: &out}, Host: host.SystemHost{}}
 	var got *Options
 	cmd := newCmd(f, func(_ context.Context, o *Options) error { got = o; return nil })
 	cmd.SetArgs([]string{"--format", "json"})
@@ -152,7 +152,7 @@ func TestFormatFlag(t *testing.T) {
 		t.Fatalf("--format json: err %v, opts %+v", err, got)
 	}
 	if _, ok := got.Host.(host.SystemHost); !ok {
-		t.Errorf("the real command must look at the real host, got %T", got.Host)
+		t.Errorf("the command must look at the factory's host, got %T", got.Host)
 	}
 	cmd = newCmd(f, func(context.Context, *Options) error { t.Error("ran with a bad --format"); return nil })
 	cmd.SetArgs([]string{"--format", "yaml"})

@@ -19,10 +19,12 @@ import (
 	"github.com/agents-sandbox/asb/cmd/asb/internal/mountcmd"
 	"github.com/agents-sandbox/asb/cmd/asb/internal/networkcmd"
 	"github.com/agents-sandbox/asb/cmd/asb/internal/portcmd"
+	"github.com/agents-sandbox/asb/cmd/asb/internal/reapcmd"
 	"github.com/agents-sandbox/asb/cmd/asb/internal/secretcmd"
 	"github.com/agents-sandbox/asb/cmd/asb/internal/taskcmd"
 	"github.com/agents-sandbox/asb/cmd/asb/internal/validatecmd"
 	"github.com/agents-sandbox/asb/cmd/asb/internal/versioncmd"
+	"github.com/agents-sandbox/asb/host"
 	"github.com/agents-sandbox/asb/runner"
 	"github.com/agents-sandbox/asb/templates"
 )
@@ -37,6 +39,7 @@ func NewFactory(io *cmdutil.IOStreams) *cmdutil.Factory {
 		Version:    version(),
 		Executable: os.Executable,
 		Now:        time.Now,
+		Host:       host.SystemHost{},
 		Engine:     execEngine,
 	}
 }
@@ -87,6 +90,7 @@ microVM. The agent sees only the files, credentials and network you list in an
 		portcmd.NewCmd(f),
 		doctorcmd.NewCmd(f),
 		versioncmd.NewCmd(f),
+		reapcmd.NewCmd(f),
 	)
 	return cmd
 }

@@ -67,9 +67,22 @@ The tasks:
   logs         the VM's captured output
   home:reset   remove and recreate the home volume (asks first; --yes)
 
+vm:create and vm:start first check that a microVM can boot on this host
+(asb doctor --boot: /dev/kvm and CPU virtualization): where it cannot, they
+stop in a second, before any image is built, with the reason and the fix,
+instead of waiting minutes for msb to give up. ASB_SKIP_HOST_CHECK=1 skips
+that check. Ctrl-C during a boot ends it: no msb machine process is left
+running, and the half-made VM is removed (the next run creates it again).
+
+Two runs in one outer folder take turns (a lock under .asb/, which the
+system releases however a run ends): the second waits for the first to
+bring the VM up, says so, then attaches too.
+
 Names are this clone's own: the VM is <folder>-<hash>-<agent>, where the hash
 is of the clone's git folder, so two clones on one machine never share a VM.
-The home volume's name is recorded in .asb/state.yaml.`,
+The home volume's name is recorded in .asb/state.yaml; if that record is
+lost, asb finds this clone's home volume in msb again instead of making a
+new, empty one.`,
 		Example: `  asb task agent                   # build what is out of date, attach OpenCode
   asb task agent -- --model anthropic/claude-sonnet-4-5
   asb task vm:exec -- git status
@@ -131,7 +144,14 @@ func Run(ctx context.Context, o *Options) error {
 		// The engine reads it with go-task, which says where it is broken.
 		return o.Engine(ctx, spec, o.IO)
 	}
-	if spec.Vars, err = identify(o, dir, tf); err != nil {
+	names := o.Tasks
+	if o.Summary != "" {
+		names = append(names, o.Summary)
+	}
+	if err := tf.Check(names...); err != nil {
+		return err // before anything is named, recorded or looked up
+	}
+	if spec.Vars, err = identify(ctx, o, dir, tf); err != nil {
 		return err
 	}
 	return o.Engine(ctx, spec, o.IO)
@@ -139,7 +159,7 @@ func Run(ctx context.Context, o *Options) error {
 
 // identify returns the vars asb sets over the Taskfile's: this clone's
 // names, the builder and asb's own path.
-func identify(o *Options, dir string, tf *runner.Taskfile) (map[string]string, error) {
+func identify(ctx context.Context, o *Options, dir string, tf *runner.Taskfile) (map[string]string, error) {
 	agent := tf.StaticVar("AGENT")
 	if agent == "" {
 		return nil, fmt.Errorf("%s/Taskfile.yml sets no AGENT var: is it a Taskfile made by asb init?", dir)
@@ -148,7 +168,14 @@ func identify(o *Options, dir string, tf *runner.Taskfile) (map[string]string, e
 	if o.Now != nil {
 		now = o.Now
 	}
-	id, err := runner.ResolveIdentity(dir, agent, now(), !o.Dry && o.Summary == "")
+	io := runner.IdentityOptions{Now: now(), Record: !o.Dry && o.Summary == ""}
+	if io.Record {
+		// Only a lost record costs this lookup.
+		msb := runner.MSB{Getenv: o.Getenv}
+		io.Volumes = func() ([]string, error) { return msb.Volumes(ctx) }
+		io.Say = func(s string) { fmt.Fprintln(o.IO.ErrOut, s) }
+	}
+	id, err := runner.ResolveIdentity(dir, agent, io)
 	if err != nil {
 		return nil, err
 	}

@@ -13,6 +13,8 @@ import (
 	"github.com/agents-sandbox/asb/cmd/asb/internal/cmdutil"
 	"github.com/agents-sandbox/asb/cmd/asb/internal/root"
 	"github.com/agents-sandbox/asb/generator"
+	"github.com/agents-sandbox/asb/host"
+	"github.com/agents-sandbox/asb/internal/testkit/fakehost"
 	"github.com/agents-sandbox/asb/internal/testkit/fakes"
 	"github.com/agents-sandbox/asb/internal/testkit/testenv"
 	"github.com/agents-sandbox/asb/runner"
@@ -33,7 +35,11 @@ const beAsbEnv = "ASB_TASKCMD_TEST_BE_ASB"
 // TestMain builds the stand-ins once.
 func TestMain(m *testing.M) {
 	if os.Getenv(beAsbEnv) == "1" {
-		os.Exit(root.Main(context.Background(), os.Args[1:], cmdutil.System()))
+		f := root.NewFactory(cmdutil.System())
+		if h, ok := fakehost.ForShape(os.Getenv(fakehost.ShapeEnv)); ok {
+			f.Host = h
+		}
+		os.Exit(root.Run(context.Background(), os.Args[1:], f))
 	}
 	dir, err := os.MkdirTemp("", "asb-fakes-")
 	if err != nil {
@@ -78,6 +84,10 @@ func newSandbox(t testing.TB, opts schema.InitOptions) *sandbox {
 	t.Setenv("PATH", s.bin+string(os.PathListSeparator)+os.Getenv("PATH"))
 	t.Setenv(fakes.StateEnv, s.state)
 	t.Setenv(fakes.NoBootEnv, "")
+	t.Setenv(fakes.BootEnv, "")
+	// The pre-boot check sees a host that can boot, whatever this one is.
+	t.Setenv(fakehost.ShapeEnv, "can-boot")
+	t.Setenv(host.SkipEnv, "")
 	t.Setenv("ASB_BUILDER", "docker")
 	t.Setenv("ASB_BUILD_ARGS", "")
 	t.Setenv("OPENCODE_API_KEY", "canary-opencode-key-5f1d")
@@ -142,7 +152,7 @@ func summary(calls []fakes.Call) []string {
 
 func (s *sandbox) identity() runner.Identity {
 	s.t.Helper()
-	id, err := runner.ResolveIdentity(s.dir, "opencode", time.Now(), false)
+	id, err := runner.ResolveIdentity(s.dir, "opencode", runner.IdentityOptions{Now: time.Now()})
 	if err != nil {
 		s.t.Fatal(err)
 	}
@@ -175,6 +185,7 @@ func TestAgentColdThenWarm(t *testing.T) {
 
 	cold := s.calls()
 	want := []string{
+		"msb volume ls",        // no home volume recorded yet: is there one of this clone?
 		"msb inspect",          // vm:create status: no VM yet
 		"msb image inspect",    // image:load status: not loaded
 		"docker image inspect", // image:build status: not built
@@ -183,7 +194,9 @@ func TestAgentColdThenWarm(t *testing.T) {
 		"msb load",             //   msb load
 		"msb volume inspect",   // home:create status
 		"msb volume create",    // home:create
+		"msb status",           // vm:create's reap-boot: no boot left half done
 		"msb create",           // vm:create
+		"msb status",           // vm:create's deferred reap-boot: booted, nothing to end
 		"msb status",           // vm:start status: running already
 		"msb exec",             // agent
 	}
@@ -279,7 +292,7 @@ func TestStoppedVMIsStartedNotRecreated(t *testing.T) {
 	s.calls()
 	mustRun(t, s, "task", "agent")
 	got := summary(s.calls())
-	if want := []string{"msb inspect", "msb status", "msb start", "msb exec"}; !slices.Equal(got, want) {
+	if want := []string{"msb inspect", "msb status", "msb status", "msb start", "msb status", "msb exec"}; !slices.Equal(got, want) {
 		t.Fatalf("with a stopped VM, agent ran %q, want %q", got, want)
 	}
 }

@@ -1,0 +1,239 @@
+package taskcmd_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agents-sandbox/asb/generator"
+	"github.com/agents-sandbox/asb/host"
+	"github.com/agents-sandbox/asb/internal/testkit/fakehost"
+	"github.com/agents-sandbox/asb/internal/testkit/fakes"
+	"github.com/agents-sandbox/asb/internal/testkit/testenv"
+	"github.com/agents-sandbox/asb/runner"
+)
+
+// TestHostCheckRefusesBeforeAnyBuild: on a host that cannot boot a
+// microVM, `asb task agent` in a fresh outer folder stops at vm:create's
+// first command with doctor's reason and fix: nothing is built, loaded or
+// created. image:load still works there, and ASB_SKIP_HOST_CHECK=1 goes on.
+func TestHostCheckRefusesBeforeAnyBuild(t *testing.T) {
+	for _, shape := range []string{"kvm-no-virt", "no-kvm"} {
+		t.Run(shape, func(t *testing.T) {
+			s := newSandbox(t, generator.DefaultOptions("opencode", "demo"))
+			t.Setenv(fakehost.ShapeEnv, shape)
+			_, errOut, code := s.run("", "task", "agent")
+			if code == 0 {
+				t.Fatalf("agent ran on a %s host:\n%s", shape, errOut)
+			}
+			want := []string{"This host cannot boot the agent's microVM", "fix: ", host.SkipEnv + "=1",
+				"task vm:create failed", "needed by agent → vm:start"}
+			for _, w := range want {
+				if !strings.Contains(errOut, w) {
+					t.Errorf("stderr lacks %q:\n%s", w, errOut)
+				}
+			}
+			// Only the status checks before the refusal; no build, no create.
+			if got := summary(s.calls()); !slices.Equal(got, []string{"msb volume ls", "msb inspect"}) {
+				t.Errorf("tools run before the refusal: %q", got)
+			}
+			// Preparing the image is still useful here.
+			mustRun(t, s, "task", "image:load")
+			if got := summary(s.calls()); !slices.Contains(got, "msb load") {
+				t.Errorf("image:load on a %s host ran %q", shape, got)
+			}
+			t.Setenv(host.SkipEnv, "1")
+			_, errOut, code = s.run("", "task", "agent")
+			if code != 0 || !strings.Contains(errOut, "the host check is skipped") {
+				t.Fatalf("with %s=1: exit %d\n%s", host.SkipEnv, code, errOut)
+			}
+			if got := summary(s.calls()); !slices.Contains(got, "msb create") || !slices.Contains(got, "msb exec") {
+				t.Errorf("with %s=1 agent ran %q", host.SkipEnv, got)
+			}
+		})
+	}
+}
+
+// procSandbox is a sandbox whose asb runs as the real binaries (asb execs
+// asb-task), for what only processes show: signals, locks, kill -9.
+type procSandbox struct {
+	*sandbox
+	asb, msbHome string
+	env          []string
+}
+
+func newProcSandbox(t *testing.T) *procSandbox {
+	s := newSandbox(t, generator.DefaultOptions("opencode", "demo"))
+	p := &procSandbox{sandbox: s, asb: buildAsb(t), msbHome: filepath.Join(t.TempDir(), "msb")}
+	t.Setenv("MSB_HOME", p.msbHome)
+	// The real binaries look at the real host: let them past the check.
+	t.Setenv(host.SkipEnv, "1")
+	testenv.KillMachinesAtCleanup(t, p.msbHome)
+	p.env = os.Environ()
+	return p
+}
+
+func (p *procSandbox) start(t *testing.T, args ...string) *testenv.Proc {
+	return testenv.Start(t, p.dir, p.env, append([]string{p.asb}, args...)...)
+}
+
+func (p *procSandbox) waitStatus(t *testing.T, vm, want string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	for ctx.Err() == nil {
+		if rec, err := fakes.VM(p.state, vm); err == nil && rec.Status == want {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("the VM %s never became %s", vm, want)
+}
+
+// TestInterruptedBootIsReaped: Ctrl-C while msb boots a VM that spins (as on
+// a host with /dev/kvm but no CPU virtualization) ends the boot at once: no
+// msb machine process is left spinning, the half-made VM is removed, and
+// the next run creates it.
+func TestInterruptedBootIsReaped(t *testing.T) {
+	p := newProcSandbox(t)
+	id := p.identity()
+	t.Setenv(fakes.BootEnv, "spin") // for 600 s, unless it is ended
+	p.env = os.Environ()
+	run := p.start(t, "task", "agent")
+	p.waitStatus(t, id.VM, "Starting")
+	if len(testenv.Machines(id.VM, p.msbHome)) != 1 {
+		t.Fatalf("the stand-in boots without a machine process")
+	}
+	if err := run.Interrupt(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	_, errOut, code := run.Wait(ctx)
+	if code <= 0 {
+		t.Fatalf("interrupted agent: exit %d\n%s", code, errOut)
+	}
+	for _, w := range []string{"asb: booting " + id.VM + " (Ctrl-C stops it)", "the boot of " + id.VM + " did not finish: ended its msb machine process",
+		"removed the half-made VM", "interrupted"} {
+		if !strings.Contains(errOut, w) {
+			t.Errorf("stderr lacks %q:\n%s", w, errOut)
+		}
+	}
+	testenv.NoMachineLeft(t, id.VM, p.msbHome)
+	if _, err := fakes.VM(p.state, id.VM); err == nil {
+		t.Error("the half-made VM is still recorded")
+	}
+	t.Setenv(fakes.BootEnv, "")
+	if _, errOut, code := p.run("", "task", "agent"); code != 0 {
+		t.Fatalf("the run after the interrupt: exit %d\n%s", code, errOut)
+	}
+}
+
+// TestKilledRunFreesTheLock: kill -9 of `asb task` in the middle of a boot
+// leaves no lock behind, and the next `asb task agent` ends the boot it
+// left spinning instead of waiting for it (msb's own stop, remove and
+// --replace wait minutes), then starts the VM.
+func TestKilledRunFreesTheLock(t *testing.T) {
+	p := newProcSandbox(t)
+	id := p.identity()
+	t.Setenv(fakes.BootEnv, "spin")
+	p.env = os.Environ()
+	run := p.start(t, "task", "vm:create")
+	p.waitStatus(t, id.VM, "Starting")
+	if err := run.Kill(); err != nil { // asb exec'd asb-task: the engine itself
+		t.Fatal(err)
+	}
+	<-run.Done()
+	if len(testenv.Machines(id.VM, p.msbHome)) != 1 {
+		t.Fatal("kill -9 ended the boot too: this test proves nothing")
+	}
+	t.Setenv(fakes.BootEnv, "")
+	p.env = os.Environ()
+	next := p.start(t, "task", "agent")
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	_, errOut, code := next.Wait(ctx)
+	if code != 0 || strings.Contains(errOut, "waiting for another asb task") || !strings.Contains(errOut, "the boot of "+id.VM+" did not finish") {
+		t.Fatalf("after kill -9: exit %d\n%s", code, errOut)
+	}
+	testenv.NoMachineLeft(t, id.VM, p.msbHome)
+}
+
+// TestConcurrentAgentsMakeOneVM: two `asb task agent` at once in one outer
+// folder make one VM and one home volume; the second waits, says so, and
+// attaches to the VM the first made.
+func TestConcurrentAgentsMakeOneVM(t *testing.T) {
+	p := newProcSandbox(t)
+	t.Setenv(fakes.BootEnv, "slow")
+	t.Setenv(fakes.BootSecondsEnv, "1")
+	p.env = os.Environ()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var wg sync.WaitGroup
+	errs := make([]string, 2)
+	codes := make([]int, 2)
+	for i := range 2 {
+		run := p.start(t, "task", "agent")
+		wg.Go(func() { _, errs[i], codes[i] = run.Wait(ctx) })
+	}
+	wg.Wait()
+	for i := range 2 {
+		if codes[i] != 0 {
+			t.Fatalf("run %d: exit %d\n%s", i, codes[i], errs[i])
+		}
+	}
+	got := summary(p.calls())
+	count := func(c string) int {
+		n := 0
+		for _, g := range got {
+			if g == c {
+				n++
+			}
+		}
+		return n
+	}
+	if count("msb create") != 1 || count("msb volume create") != 1 || count("msb exec") != 2 {
+		t.Errorf("two concurrent agents ran %q; want one create, one volume, two execs", got)
+	}
+	if !strings.Contains(errs[0]+errs[1], "waiting for another asb task in this folder") {
+		t.Errorf("neither run said it waited:\n%s\n---\n%s", errs[0], errs[1])
+	}
+	st, err := runner.ReadState(p.dir)
+	if err != nil || st.HomeVolume == "" {
+		t.Errorf("state: %+v %v", st, err)
+	}
+	mustRun(t, p.sandbox, "task", "vm:stop") // ends the booted VM's machine
+}
+
+// TestLostStateFindsTheHome: after .asb/state.yaml is deleted, the next
+// run finds this clone's home volume in msb and keeps using it.
+func TestLostStateFindsTheHome(t *testing.T) {
+	s := newSandbox(t, generator.DefaultOptions("opencode", "demo"))
+	mustRun(t, s, "task", "agent")
+	s.calls() // reset the log
+	before, err := runner.ReadState(s.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(s.dir, runner.StatePath)); err != nil {
+		t.Fatal(err)
+	}
+	_, errOut, code := s.run("", "task", "vm:rm", "agent") // the VM is recreated, with the old home
+	if code != 0 || !strings.Contains(errOut, "found this clone's home volume "+before.HomeVolume) {
+		t.Fatalf("exit %d\n%s", code, errOut)
+	}
+	after, _ := runner.ReadState(s.dir)
+	if after.HomeVolume != before.HomeVolume {
+		t.Errorf("home volume %q after the loss, want %q", after.HomeVolume, before.HomeVolume)
+	}
+	for _, c := range s.calls() {
+		if c[0] == "msb" && len(c) > 2 && c[1] == "volume" && c[2] == "create" {
+			t.Errorf("a new home volume was created: %v", c)
+		}
+	}
+}

@@ -1,0 +1,87 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// RunLockPath is the lock `asb task` holds while it changes this clone's
+// VM, image or volumes (relative to the outer folder, git-ignored).
+const RunLockPath = ".asb/run.lock"
+
+// Lock is an exclusive flock(2) on a file. The kernel drops it when the
+// holder exits, however it exits (kill -9 included): there is never a stale
+// lock to clean up.
+type Lock struct {
+	f *os.File
+}
+
+// AcquireLock takes the lock at path (creating the file and its folder),
+// waiting as long as another process holds it and ctx allows. The first
+// time it has to wait it calls waiting with what the holder wrote (its pid
+// and command). Once held, it records holder in the file.
+func AcquireLock(ctx context.Context, path, holder string, waiting func(holder string)) (*Lock, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	told := false
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) && !errors.Is(err, syscall.EINTR) {
+			f.Close()
+			return nil, fmt.Errorf("lock %s: %w", path, err)
+		}
+		if !told && waiting != nil {
+			told = true
+			waiting(readHolder(f))
+		}
+		select {
+		case <-ctx.Done():
+			f.Close()
+			return nil, fmt.Errorf("interrupted while waiting for %s: %w", path, ctx.Err())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	if err := f.Truncate(0); err == nil {
+		_, _ = f.WriteAt([]byte(holder+"\n"), 0)
+	}
+	return &Lock{f: f}, nil
+}
+
+func readHolder(f *os.File) string {
+	b, _ := io.ReadAll(io.NewSectionReader(f, 0, 4096))
+	if h := strings.TrimSpace(string(b)); h != "" {
+		return h
+	}
+	return "another process"
+}
+
+// Release drops the lock; it is safe to call twice.
+func (l *Lock) Release() {
+	if l == nil || l.f == nil {
+		return
+	}
+	_ = syscall.Flock(int(l.f.Fd()), syscall.LOCK_UN)
+	_ = l.f.Close()
+	l.f = nil
+}
+
+// Holder describes this process for a lock: "pid 123: asb task agent,
+// since 10:42:07".
+func Holder(what string, now time.Time) string {
+	return fmt.Sprintf("pid %d: %s, since %s", os.Getpid(), what, now.Format("15:04:05"))
+}
