@@ -2,6 +2,7 @@ package runner
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -91,27 +92,50 @@ func ResolveIdentity(dir, agent string, o IdentityOptions) (Identity, error) {
 		Image:    slug + ":" + agent + "-latest",
 		BuildTag: "agents-sandbox/runner-" + slug + ":" + agent + "-latest",
 	}
-	st, stErr := ReadState(dir)
-	var damaged *DamagedStateError
-	switch {
-	case errors.As(stErr, &damaged) && o.Volumes != nil:
-		st = State{} // recovered below; the damaged file is asb's own, rewritten
-	case stErr != nil:
-		return Identity{}, stErr
-	}
-	if st.HomeVolume == "" {
-		st.HomeVolume, err = homeVolume(id, o, damaged != nil)
-		if err != nil {
-			return Identity{}, err
-		}
-		if o.Record {
-			if err := WriteState(dir, st); err != nil {
-				return Identity{}, err
-			}
-		}
+	st, err := readOrRecover(dir, id, o)
+	if err != nil {
+		return Identity{}, err
 	}
 	id.HomeVolume = st.HomeVolume
 	return id, nil
+}
+
+// StateLockPath guards the read-or-create of StatePath: two first runs at
+// once must agree on one home volume.
+const StateLockPath = ".asb/state.lock"
+
+// readOrRecover reads the recorded state; when no home volume is recorded
+// it finds this clone's (Volumes) or names a new one, and, with Record,
+// records it, under StateLockPath.
+func readOrRecover(dir string, id Identity, o IdentityOptions) (State, error) {
+	st, err := ReadState(dir)
+	if err == nil && st.HomeVolume != "" {
+		return st, nil
+	}
+	var damaged *DamagedStateError
+	if err != nil && (!errors.As(err, &damaged) || o.Volumes == nil) {
+		return State{}, err
+	}
+	if o.Record {
+		l, err := AcquireLock(context.Background(), filepath.Join(dir, StateLockPath), Holder("recording the home volume", o.Now), nil)
+		if err != nil {
+			return State{}, err
+		}
+		defer l.Release()
+		// Another run may have recorded it meanwhile.
+		if again, err := ReadState(dir); err == nil && again.HomeVolume != "" {
+			return again, nil
+		}
+	}
+	if st.HomeVolume, err = homeVolume(id, o, damaged != nil); err != nil {
+		return State{}, err
+	}
+	if o.Record {
+		if err := WriteState(dir, st); err != nil {
+			return State{}, err
+		}
+	}
+	return st, nil
 }
 
 // homeTimestamp is how a home volume's name ends: <VM>-20060102-150405.

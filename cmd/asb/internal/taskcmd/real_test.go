@@ -263,3 +263,90 @@ func TestTerminalReachesTheCommand(t *testing.T) {
 		t.Fatalf("without a terminal the check must see none (or it proves nothing): %v\n%s", err, out)
 	}
 }
+
+// realVolumes lists the volumes the real msb has whose name starts with
+// prefix.
+func realVolumes(t *testing.T, msb string, env []string, prefix string) []string {
+	t.Helper()
+	out := testenv.Run(t, context.Background(), "", env, msb, "volume", "ls", "--format", "json")
+	var vols []struct {
+		Name string `json:"name"`
+	}
+	if err := json.Unmarshal(out, &vols); err != nil {
+		t.Fatalf("msb volume ls --format json: %v\n%s", err, out)
+	}
+	var names []string
+	for _, v := range vols {
+		if strings.HasPrefix(v.Name, prefix) {
+			names = append(names, v.Name)
+		}
+	}
+	return names
+}
+
+// TestRealConcurrentRunsShareOneHome starts two `asb task image:load
+// home:create` at once in one fresh outer folder against the real msb:
+// they take turns, the second says it waits, and there is one image and
+// one home volume, not two (without the lock both would build, and the
+// second volume create would fail: msb refuses an existing name).
+func TestRealConcurrentRunsShareOneHome(t *testing.T) {
+	msb := testenv.MSB(t)
+	asb := buildAsb(t)
+	env := testenv.WithEnv(testenv.MSBEnv(t),
+		"ASB_BUILDER="+strings.Join(testenv.Podman(t), " "),
+		"ASB_BUILD_ARGS="+strings.Join(testenv.PodmanBuildArgs(), " "))
+	dir := realFolder(t, asb, env)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	a := testenv.Start(t, dir, env, asb, "task", "image:load", "home:create")
+	b := testenv.Start(t, dir, env, asb, "task", "image:load", "home:create")
+	_, errA, codeA := a.Wait(ctx)
+	_, errB, codeB := b.Wait(ctx)
+	if codeA != 0 || codeB != 0 {
+		t.Fatalf("exit %d and %d\n%s\n---\n%s", codeA, codeB, errA, errB)
+	}
+	if !strings.Contains(errA+errB, "waiting for another asb task in this folder") {
+		t.Errorf("neither run waited for the other:\n%s\n---\n%s", errA, errB)
+	}
+	id, err := runner.ResolveIdentity(dir, "opencode", runner.IdentityOptions{Now: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if vols := realVolumes(t, msb, env, id.VM); len(vols) != 1 || vols[0] != id.HomeVolume {
+		t.Errorf("home volumes %q, want just the recorded %q", vols, id.HomeVolume)
+	}
+}
+
+// TestRealLostStateKeepsTheHome deletes .asb/state.yaml after the home
+// volume exists in the real msb: the next run finds it in `msb volume ls`
+// (the real JSON) and records it again, instead of making an empty one.
+func TestRealLostStateKeepsTheHome(t *testing.T) {
+	msb := testenv.MSB(t)
+	asb := buildAsb(t)
+	env := testenv.MSBEnv(t)
+	dir := realFolder(t, asb, env)
+	testenv.Run(t, context.Background(), dir, env, asb, "task", "home:create")
+	before, err := runner.ReadState(dir)
+	if err != nil || before.HomeVolume == "" {
+		t.Fatalf("state after home:create: %+v %v", before, err)
+	}
+	for _, damage := range []string{"delete", "garbage"} {
+		p := filepath.Join(dir, runner.StatePath)
+		if damage == "delete" {
+			os.Remove(p)
+		} else if err := os.WriteFile(p, []byte("home_volume: [oops\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, stderr, err := testenv.RunErr(context.Background(), dir, env, nil, asb, "task", "home:create")
+		if err != nil || !strings.Contains(string(stderr), "found this clone's home volume "+before.HomeVolume) {
+			t.Fatalf("%s: %v\n%s", damage, err, stderr)
+		}
+		if after, _ := runner.ReadState(dir); after.HomeVolume != before.HomeVolume {
+			t.Errorf("%s: recorded %q, want %q", damage, after.HomeVolume, before.HomeVolume)
+		}
+	}
+	id, _ := runner.ResolveIdentity(dir, "opencode", runner.IdentityOptions{Now: time.Now()})
+	if vols := realVolumes(t, msb, env, id.VM); len(vols) != 1 {
+		t.Errorf("home volumes %q, want one", vols)
+	}
+}
