@@ -50,8 +50,14 @@ func Start(t testing.TB, dir string, env []string, argv ...string) *Proc {
 // Pid is the process's pid (and its group's id).
 func (p *Proc) Pid() int { return p.cmd.Process.Pid }
 
-// Interrupt sends SIGINT to the whole process group, as Ctrl-C does.
-func (p *Proc) Interrupt() error { return syscall.Kill(-p.cmd.Process.Pid, syscall.SIGINT) }
+// Interrupt sends SIGINT to the whole process group, as Ctrl-C does; a
+// group that is gone already (the command ended) is not an error.
+func (p *Proc) Interrupt() error {
+	if err := syscall.Kill(-p.cmd.Process.Pid, syscall.SIGINT); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return err
+	}
+	return nil
+}
 
 // Kill sends SIGKILL to the process alone (kill -9).
 func (p *Proc) Kill() error { return p.cmd.Process.Kill() }
