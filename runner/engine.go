@@ -42,8 +42,22 @@ type EngineSpec struct {
 	Verbose  bool              `json:"verbose,omitempty"`
 	Silent   bool              `json:"silent,omitempty"`
 	Yes      bool              `json:"yes,omitempty"`
-	// Warm is where to record a warm run for the fast path ("" for none).
-	Warm string `json:"warm,omitempty"`
+	// Cwd is where asb was run (go-task's USER_WORKING_DIR).
+	Cwd string `json:"cwd,omitempty"`
+	// Warm: record the run for the warm path, when it can be (warm.go).
+	Warm bool `json:"warm,omitempty"`
+}
+
+// WarmKey is the key of spec's run in the warm records.
+func (s EngineSpec) WarmKey() WarmKey {
+	return WarmKey{Dir: s.Dir, Cwd: s.Cwd, Tasks: s.Tasks, Vars: s.Vars, Silent: s.Silent}
+}
+
+// Warmable reports whether a run of spec may be recorded and replayed: a
+// plain run of named tasks, with no arguments and none of the flags that
+// change what go-task does.
+func (s EngineSpec) Warmable() bool {
+	return len(s.Tasks) > 0 && len(s.Args) == 0 && !s.List && !s.Dry && s.Summary == "" && !s.Force && !s.Verbose
 }
 
 // EncodeSpec is the engine's command line for spec.

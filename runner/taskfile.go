@@ -96,3 +96,24 @@ func (t *Taskfile) Check(names ...string) error {
 	}
 	return nil
 }
+
+// TaskFailedError is a task whose command failed; Code is its exit code.
+type TaskFailedError struct {
+	Task     string
+	Code     int
+	Err      error
+	NeededBy []string // the tasks that depended on it, outermost first
+}
+
+func (e *TaskFailedError) Error() string {
+	msg := fmt.Sprintf("task %s failed: %v", e.Task, e.Err)
+	if len(e.NeededBy) > 0 {
+		msg += fmt.Sprintf(" (needed by %s)", strings.Join(e.NeededBy, " → "))
+	}
+	return msg
+}
+
+func (e *TaskFailedError) Unwrap() error { return e.Err }
+
+// ExitCode is the failed command's exit code, which asb exits with.
+func (e *TaskFailedError) ExitCode() int { return e.Code }

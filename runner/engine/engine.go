@@ -75,7 +75,15 @@ func Run(ctx context.Context, spec runner.EngineSpec, stdio Stdio) error {
 	if !spec.Dry {
 		lock = folderLock(spec, stdio.Err)
 	}
-	return tasks.RunLocked(ctx, spec.Tasks, spec.Args, lock)
+	recorded := false
+	err = tasks.RunLocked(ctx, spec.Tasks, spec.Args, lock, func() {
+		recorded = true
+		tasks.recordWarm(spec)
+	})
+	if !recorded && spec.Warm {
+		runner.DropWarm(spec.WarmKey()) // the dependencies are not up to date
+	}
+	return err
 }
 
 // folderLock takes the outer folder's run lock, saying so when it waits.

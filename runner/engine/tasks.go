@@ -39,27 +39,6 @@ type Tasks struct {
 	e    *task.Executor
 }
 
-// TaskFailedError is a task whose command failed; Code is its exit code.
-type TaskFailedError struct {
-	Task     string
-	Code     int
-	Err      error
-	NeededBy []string // the tasks that depended on it, outermost first
-}
-
-func (e *TaskFailedError) Error() string {
-	msg := fmt.Sprintf("task %s failed: %v", e.Task, e.Err)
-	if len(e.NeededBy) > 0 {
-		msg += fmt.Sprintf(" (needed by %s)", strings.Join(e.NeededBy, " → "))
-	}
-	return msg
-}
-
-func (e *TaskFailedError) Unwrap() error { return e.Err }
-
-// ExitCode is the failed command's exit code, which asb exits with.
-func (e *TaskFailedError) ExitCode() int { return e.Code }
-
 // NewTasks reads and compiles the Taskfile of opts.Dir.
 func NewTasks(opts TaskOptions) (*Tasks, error) {
 	e := task.NewExecutor(
@@ -158,23 +137,24 @@ func (t *Tasks) Summary(ctx context.Context, name string) error {
 }
 
 // Run runs the named tasks in order; args (after --) reach the commands as
-// CLI_ARGS, each one shell-quoted. With lock set, it holds that lock while
-// it changes anything (see RunLocked).
+// CLI_ARGS, each one shell-quoted.
 func (t *Tasks) Run(ctx context.Context, names []string, args []string) error {
-	return t.RunLocked(ctx, names, args, nil)
+	return t.RunLocked(ctx, names, args, nil, nil)
 }
 
 // Locker takes the outer folder's run lock; the returned func drops it.
 type Locker func(ctx context.Context) (release func(), err error)
 
-// RunLocked is Run under the folder's run lock, so that two runs in one
-// outer folder never create two VMs or two home volumes. When the last named
-// task is interactive (agent, vm:shell: a session that may last for hours),
-// the lock is held while everything before its own commands runs (the
-// other named tasks, in order, then its dependencies) and dropped before
-// them, so a second run waits only for the VM, then attaches too. lock ==
-// nil runs without a lock.
-func (t *Tasks) RunLocked(ctx context.Context, names []string, args []string, lock Locker) error {
+// RunLocked runs the named tasks in two steps: first the other named tasks
+// (in order) and the last one's dependencies, then the last task itself,
+// whose dependencies are run-once for this run, so they are not checked
+// twice. ready, when set, is called between the two: everything the last
+// task needs is up to date. With lock, the run holds the outer folder's run
+// lock, so that two runs in one outer folder never create two VMs or two
+// home volumes; when the last task is interactive (agent, vm:shell: a
+// session that may last for hours), the lock is dropped before its
+// commands run, so a second run waits only for the VM, then attaches too.
+func (t *Tasks) RunLocked(ctx context.Context, names []string, args []string, lock Locker, ready func()) error {
 	if err := t.Check(names...); err != nil {
 		return err
 	}
@@ -185,45 +165,47 @@ func (t *Tasks) RunLocked(ctx context.Context, names []string, args []string, lo
 	for _, n := range names {
 		calls = append(calls, &task.Call{Task: n})
 	}
-	if lock == nil {
-		return explainRun(ctx, t.e.Run(ctx, calls...), t.opts.Yes)
-	}
-	release, err := lock(ctx)
-	if err != nil {
-		return err
+	release := func() {}
+	if lock != nil {
+		var err error
+		if release, err = lock(ctx); err != nil {
+			return err
+		}
 	}
 	defer release()
 	last := calls[len(calls)-1]
-	deps, session := t.sessionDeps(last)
-	if !session {
-		return explainRun(ctx, t.e.Run(ctx, calls...), t.opts.Yes)
-	}
-	// Brought up to date under the lock, the dependencies are done for this
-	// run: go-task skips a second call of a run-once task.
+	deps, session := t.deps(last)
 	t.runOnce(deps)
-	before := append(slices.Clone(calls[:len(calls)-1]), deps...)
-	if err := t.e.Run(ctx, before...); err != nil {
-		err = explainRun(ctx, err, t.opts.Yes)
-		var f *TaskFailedError
-		if errors.As(err, &f) && slices.ContainsFunc(deps, func(d *task.Call) bool { return d.Task == f.Task || slices.Contains(f.NeededBy, d.Task) }) {
-			f.NeededBy = append([]string{last.Task}, f.NeededBy...) // what they were run for
+	// (No call at all would be go-task's "default" task.)
+	if before := append(slices.Clone(calls[:len(calls)-1]), deps...); len(before) > 0 {
+		if err := t.e.Run(ctx, before...); err != nil {
+			err = explainRun(ctx, err, t.opts.Yes)
+			var f *runner.TaskFailedError
+			if errors.As(err, &f) && slices.ContainsFunc(deps, func(d *task.Call) bool { return d.Task == f.Task || slices.Contains(f.NeededBy, d.Task) }) {
+				f.NeededBy = append([]string{last.Task}, f.NeededBy...) // what they were run for
+			}
+			return err
 		}
-		return err
 	}
-	release()
+	if ready != nil {
+		ready()
+	}
+	if session {
+		release()
+	}
 	return explainRun(ctx, t.e.Run(ctx, last), t.opts.Yes)
 }
 
-// sessionDeps returns the dependencies of c when c is interactive.
-func (t *Tasks) sessionDeps(c *task.Call) (deps []*task.Call, interactive bool) {
+// deps returns the dependencies of c, and whether c is interactive.
+func (t *Tasks) deps(c *task.Call) (deps []*task.Call, interactive bool) {
 	ct, err := t.e.CompiledTask(c)
-	if err != nil || !ct.Interactive {
-		return nil, false // (an error: the run itself reports it)
+	if err != nil {
+		return nil, false // the run itself reports it
 	}
 	for _, d := range ct.Deps {
 		deps = append(deps, &task.Call{Task: d.Task, Vars: d.Vars, Silent: d.Silent, Indirect: true})
 	}
-	return deps, true
+	return deps, ct.Interactive
 }
 
 // runOnce marks calls and every task they depend on run-once, in this
@@ -309,7 +291,7 @@ func explainRun(ctx context.Context, err error, yes bool) error {
 	if errors.As(cause, &ee) || strings.HasPrefix(cause.Error(), "exit status") {
 		cause = fmt.Errorf("its command failed (%w); see its output above", cause)
 	}
-	f := &TaskFailedError{Task: inner.TaskName, Code: inner.TaskExitCode(), Err: cause}
+	f := &runner.TaskFailedError{Task: inner.TaskName, Code: inner.TaskExitCode(), Err: cause}
 	if len(chain) > 1 {
 		f.NeededBy = chain[:len(chain)-1]
 	}

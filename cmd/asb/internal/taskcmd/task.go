@@ -4,6 +4,7 @@ package taskcmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -154,7 +155,32 @@ func Run(ctx context.Context, o *Options) error {
 	if spec.Vars, err = identify(ctx, o, dir, tf); err != nil {
 		return err
 	}
+	spec.Cwd = wd
+	if spec.Warmable() {
+		spec.Warm = true
+		if err := runWarm(ctx, o, spec); !errors.Is(err, runner.ErrNotWarm) {
+			return err
+		}
+	}
 	return o.Engine(ctx, spec, o.IO)
+}
+
+// runWarm replays the warm record of spec's run when everything it checked
+// still holds (runner/warm.go); runner.ErrNotWarm sends the run to the
+// engine.
+func runWarm(ctx context.Context, o *Options, spec runner.EngineSpec) error {
+	r := runner.LoadWarm(spec.WarmKey())
+	if r == nil {
+		return runner.ErrNotWarm
+	}
+	var bins []string
+	for _, b := range r.Binaries {
+		bins = append(bins, b.Path)
+	}
+	if len(bins) != 2 || bins[0] != spec.Vars["ASB"] || !r.Fresh(bins) {
+		return runner.ErrNotWarm
+	}
+	return runner.RunWarm(ctx, r, runner.WarmIO{In: o.IO.In, Out: o.IO.Out, Err: o.IO.ErrOut})
 }
 
 // identify returns the vars asb sets over the Taskfile's: this clone's

@@ -1,0 +1,158 @@
+package taskcmd_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/agents-sandbox/asb/cmd/asb/internal/cmdutil"
+	"github.com/agents-sandbox/asb/cmd/asb/internal/root"
+	"github.com/agents-sandbox/asb/generator"
+	"github.com/agents-sandbox/asb/internal/testkit/testenv"
+	"github.com/agents-sandbox/asb/runner"
+)
+
+// countingRun runs `asb ARGS` like sandbox.run and also says whether the
+// engine ran (false: the warm path did all of it).
+func (s *sandbox) countingRun(args ...string) (stderr string, code int, engineRan bool) {
+	s.t.Helper()
+	var out, errOut bytes.Buffer
+	io := &cmdutil.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}
+	f := inProcess(io)
+	inner := f.Engine
+	f.Engine = func(ctx context.Context, spec runner.EngineSpec, io *cmdutil.IOStreams) error {
+		engineRan = true
+		return inner(ctx, spec, io)
+	}
+	s.t.Chdir(s.dir)
+	code = root.Run(context.Background(), args, f)
+	return errOut.String(), code, engineRan
+}
+
+func (s *sandbox) warm(t *testing.T, args ...string) []string {
+	t.Helper()
+	s.calls()
+	stderr, code, ran := s.countingRun(args...)
+	if code != 0 || ran {
+		t.Fatalf("asb %s: exit %d, engine ran %v (want the warm path)\n%s", strings.Join(args, " "), code, ran, stderr)
+	}
+	return summary(s.calls())
+}
+
+func (s *sandbox) viaEngine(t *testing.T, why string, args ...string) []string {
+	t.Helper()
+	s.calls()
+	stderr, code, ran := s.countingRun(args...)
+	if code != 0 || !ran {
+		t.Fatalf("%s: asb %s: exit %d, engine ran %v (want the engine)\n%s", why, strings.Join(args, " "), code, ran, stderr)
+	}
+	return summary(s.calls())
+}
+
+// TestWarmPathNoticesEveryChange: the second `asb task agent` runs without
+// the engine, the same three tool invocations go-task would, and prints
+// what go-task prints; every change the engine would act on sends it back
+// to the engine: an edit of sandbox.yaml, secrets.yaml, toolchain/ or the
+// Taskfile, a VM stopped or removed behind asb's back, another asb build.
+func TestWarmPathNoticesEveryChange(t *testing.T) {
+	s := newSandbox(t, generator.DefaultOptions("opencode", "demo"))
+	s.viaEngine(t, "cold", "task", "agent")
+	if got := s.warm(t, "task", "agent"); !slices.Equal(got, []string{"msb inspect", "msb status", "msb exec"}) {
+		t.Fatalf("warm run invoked %q", got)
+	}
+	stderr, _, _ := s.countingRun("task", "agent")
+	for _, w := range []string{`task: Task "vm:create" is up to date`, `task: Task "vm:start" is up to date`, "task: [agent] msb exec -t -u dev -w /workspace "} {
+		if !strings.Contains(stderr, w) {
+			t.Errorf("warm stderr lacks %q (go-task prints it):\n%s", w, stderr)
+		}
+	}
+	id := s.identity()
+	edits := []struct {
+		name string
+		do   func()
+		want string // a tool run the engine must then make
+	}{
+		{"sandbox.yaml edited", func() { appendTo(t, s.dir, "sandbox.yaml", "\n# edited\n") }, "msb create"},
+		{"secrets.yaml edited", func() { appendTo(t, s.dir, "secrets.yaml", "\n# edited\n") }, "msb create"},
+		{"toolchain edited", func() { appendTo(t, s.dir, "toolchain/Dockerfile", "\n# edited\n") }, "docker build"},
+		{"file added to toolchain", func() { appendTo(t, s.dir, "toolchain/.extra", "x") }, "docker build"},
+		{"VM stopped by hand", func() { fake(t, s, "msb", "stop", id.VM) }, "msb start"},
+		{"VM removed by hand", func() { fake(t, s, "msb", "remove", "--force", id.VM) }, "msb create"},
+		{"Taskfile edited", func() { appendTo(t, s.dir, "Taskfile.yml", "\n# edited\n") }, "msb create"},
+	}
+	for _, e := range edits {
+		e.do()
+		got := s.viaEngine(t, e.name, "task", "agent")
+		if !slices.Contains(got, e.want) {
+			t.Errorf("%s: the engine ran %q, want %s", e.name, got, e.want)
+		}
+		s.warm(t, "task", "agent") // and then it is warm again
+	}
+}
+
+// TestWarmRecordsOnlyWhatCannotDrift: no record where the compiled
+// commands could differ for the same key (arguments, an environment
+// variable in a template, an sh: var), and none holding a secret.
+func TestWarmRecordsOnlyWhatCannotDrift(t *testing.T) {
+	s := newSandbox(t, generator.DefaultOptions("opencode", "demo"))
+	t.Setenv("OPENCODE_API_KEY", "")
+	os.Unsetenv("OPENCODE_API_KEY") // the value comes from secrets.env alone
+	appendTo(t, s.dir, "secrets.env", "OPENCODE_API_KEY=canary-warm-secret-81c2\n")
+	s.viaEngine(t, "cold", "task", "agent")
+	s.warm(t, "task", "agent")
+	recs, _ := filepath.Glob(filepath.Join(s.dir, runner.WarmDir, "*.json"))
+	for _, r := range recs {
+		raw, _ := os.ReadFile(r)
+		if bytes.Contains(raw, []byte("canary-warm-secret")) {
+			t.Errorf("%s holds a value of secrets.env", r)
+		}
+		if fi, _ := os.Stat(r); fi.Mode().Perm() != 0o600 {
+			t.Errorf("%s has mode %v", r, fi.Mode().Perm())
+		}
+	}
+	// Arguments after -- are never recorded.
+	s.viaEngine(t, "args", "task", "agent", "--", "--model", "x")
+	s.viaEngine(t, "args again", "task", "agent", "--", "--model", "x")
+	// A template reading the environment: no record, every run the engine's.
+	appendTo(t, s.dir, "Taskfile.yml", "\n  home:\n    deps: [vm:start]\n    cmds:\n      - 'echo {{.HOME}}'\n")
+	s.viaEngine(t, "env template", "task", "home")
+	s.viaEngine(t, "env template again", "task", "home")
+	if _, code, _ := s.countingRun("task", "--verbose", "home"); code != 0 {
+		t.Fatal("verbose run failed")
+	}
+}
+
+// TestWarmExitCode: a named task's failing command fails the warm run
+// with its own exit code, as through the engine.
+func TestWarmExitCode(t *testing.T) {
+	s := newSandbox(t, generator.DefaultOptions("opencode", "demo"))
+	appendTo(t, s.dir, "Taskfile.yml", "\n  fails:\n    deps: [vm:start]\n    cmds:\n      - 'exit 3'\n")
+	for i, path := range []string{"engine", "warm"} {
+		stderr, code, ran := s.countingRun("task", "fails")
+		if code != 3 || ran != (i == 0) || !strings.Contains(stderr, "task fails failed") {
+			t.Errorf("%s: exit %d, engine %v\n%s", path, code, ran, stderr)
+		}
+	}
+}
+
+func appendTo(t *testing.T, dir, name, text string) {
+	t.Helper()
+	f, err := os.OpenFile(filepath.Join(dir, name), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString(text); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// fake runs the stand-in tool as a user would by hand.
+func fake(t *testing.T, s *sandbox, argv ...string) {
+	t.Helper()
+	testenv.Run(t, context.Background(), s.dir, os.Environ(), argv...)
+}

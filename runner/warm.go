@@ -1,0 +1,247 @@
+package runner
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/agents-sandbox/asb/generator"
+)
+
+// The warm path. A warm `asb task agent` (everything up to date) used to
+// start go-task only for it to run two status checks and the final
+// `msb exec`: 80 ms of engine start for 4 ms of work. So, as make-style
+// tools keep a log of what a no-op run checked, the engine records, after a
+// run, what go-task evaluated: for every task the named ones depend on, its
+// status commands, preconditions and source trees; for the named tasks,
+// their compiled commands. The next run with the same key re-verifies what
+// can change behind asb's back (it runs the status checks and
+// preconditions, and fingerprints the source trees, so an edited
+// sandbox.yaml or a VM removed by hand is noticed), and, when all of it
+// holds, runs the commands itself, without the engine. Anything else (a
+// failed check, a changed Taskfile, another asb build, a flag) goes to the
+// engine as before. A record is written only for Taskfiles whose templates
+// depend on nothing but the Taskfile, asb's vars and the run's own key
+// (see engine/warm.go), so a record never holds the environment's values,
+// and never a secret from secrets.env: dotenv files are read again at each
+// run.
+
+// WarmDir holds this clone's warm records (under .asb/, git-ignored).
+const WarmDir = ".asb/warm"
+
+// WarmVersion is the record format; a record of another version is ignored.
+const WarmVersion = 1
+
+// WarmKey is what a run is: the same key, the same compiled commands.
+type WarmKey struct {
+	Dir    string            `json:"dir"`
+	Cwd    string            `json:"cwd"` // USER_WORKING_DIR
+	Tasks  []string          `json:"tasks"`
+	Vars   map[string]string `json:"vars"` // what asb set over the Taskfile's
+	Silent bool              `json:"silent"`
+}
+
+// WarmRecord is one recorded run.
+type WarmRecord struct {
+	Version  int         `json:"version"`
+	Key      WarmKey     `json:"key"`
+	Taskfile string      `json:"taskfile_sha256"`
+	Binaries []FileStamp `json:"binaries"` // asb and asb-task as they were
+	Sources  []TreeStamp `json:"sources"`  // the dependencies' source trees
+	Checks   []WarmStep  `json:"checks"`   // status and preconditions, in go-task's order
+	Cmds     []WarmStep  `json:"cmds"`     // the named tasks' commands
+	// Session: the last named task is interactive (the run lock is not held
+	// while its commands run).
+	Session bool `json:"session"`
+}
+
+// WarmStep is one command as go-task would run it.
+type WarmStep struct {
+	Task string `json:"task"`
+	// Kind is "status", "precondition", "uptodate" (a line go-task prints
+	// for a dependency that is up to date; Log is the line) or "cmd".
+	Kind        string   `json:"kind"`
+	Cmd         string   `json:"cmd,omitempty"`
+	Log         string   `json:"log,omitempty"` // what go-task echoes ("" when silent)
+	Dir         string   `json:"dir"`
+	Env         []string `json:"env,omitempty"`    // the task's literal env: entries
+	Dotenv      []string `json:"dotenv,omitempty"` // files whose values are read at each run
+	Set         []string `json:"set,omitempty"`
+	Shopt       []string `json:"shopt,omitempty"`
+	IgnoreError bool     `json:"ignore_error,omitempty"`
+}
+
+// FileStamp identifies a file's content without reading it.
+type FileStamp struct {
+	Path  string `json:"path"`
+	Size  int64  `json:"size"`
+	ModNs int64  `json:"mod_ns"`
+}
+
+// TreeStamp fingerprints a file or folder tree (names, sizes, modes and
+// modification times of everything under Root).
+type TreeStamp struct {
+	Root string `json:"root"`
+	Sum  string `json:"sum"`
+}
+
+// WarmPath is the record file of key.
+func WarmPath(key WarmKey) string {
+	b, _ := json.Marshal(key)
+	sum := sha256.Sum256(b)
+	return filepath.Join(key.Dir, WarmDir, hex.EncodeToString(sum[:12])+".json")
+}
+
+// LoadWarm returns the record of key, nil when there is none (or it is of
+// another version or key).
+func LoadWarm(key WarmKey) *WarmRecord {
+	raw, err := os.ReadFile(WarmPath(key))
+	if err != nil {
+		return nil
+	}
+	var r WarmRecord
+	if json.Unmarshal(raw, &r) != nil || r.Version != WarmVersion || !sameKey(r.Key, key) {
+		return nil
+	}
+	return &r
+}
+
+func sameKey(a, b WarmKey) bool {
+	ja, _ := json.Marshal(a)
+	jb, _ := json.Marshal(b)
+	return string(ja) == string(jb)
+}
+
+// SaveWarm writes r (mode 0600, atomically) and keeps at most 16 records.
+func SaveWarm(r *WarmRecord) error {
+	r.Version = WarmVersion
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	p := WarmPath(r.Key)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return err
+	}
+	if err := generator.WriteFileAtomic(p, b, 0o600); err != nil {
+		return err
+	}
+	pruneWarm(filepath.Dir(p), 16)
+	return nil
+}
+
+// DropWarm removes the record of key (a run that failed, or changed what
+// the record says).
+func DropWarm(key WarmKey) { _ = os.Remove(WarmPath(key)) }
+
+func pruneWarm(dir string, keep int) {
+	entries, err := os.ReadDir(dir)
+	if err != nil || len(entries) <= keep {
+		return
+	}
+	type rec struct {
+		name string
+		mod  int64
+	}
+	var recs []rec
+	for _, e := range entries {
+		if fi, err := e.Info(); err == nil && strings.HasSuffix(e.Name(), ".json") {
+			recs = append(recs, rec{e.Name(), fi.ModTime().UnixNano()})
+		}
+	}
+	sort.Slice(recs, func(i, j int) bool { return recs[i].mod > recs[j].mod })
+	for _, r := range recs[min(keep, len(recs)):] {
+		_ = os.Remove(filepath.Join(dir, r.name))
+	}
+}
+
+// Fresh reports whether what r was recorded from is unchanged: the
+// Taskfile, the binaries, the source trees. (The checks are run by
+// RunWarm: they look at msb and the builder, outside the files.)
+func (r *WarmRecord) Fresh(binaries []string) bool {
+	raw, err := os.ReadFile(filepath.Join(r.Key.Dir, TaskfileName))
+	if err != nil {
+		return false
+	}
+	if sum := sha256.Sum256(raw); hex.EncodeToString(sum[:]) != r.Taskfile {
+		return false
+	}
+	stamps, err := StampFiles(binaries)
+	if err != nil || !slices.Equal(stamps, r.Binaries) {
+		return false
+	}
+	for _, s := range r.Sources {
+		if sum, err := TreeSum(s.Root); err != nil || sum != s.Sum {
+			return false
+		}
+	}
+	return true
+}
+
+// StampFiles stamps each file.
+func StampFiles(paths []string) ([]FileStamp, error) {
+	out := make([]FileStamp, 0, len(paths))
+	for _, p := range paths {
+		fi, err := os.Stat(p)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, FileStamp{Path: p, Size: fi.Size(), ModNs: fi.ModTime().UnixNano()})
+	}
+	return out, nil
+}
+
+// TreeSum fingerprints root: a file, or a folder and everything under it
+// (names, sizes, modes and modification times; a missing root is a sum of
+// its own, so its appearance is noticed).
+func TreeSum(root string) (string, error) {
+	h := sha256.New()
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if errors.Is(err, fs.ErrNotExist) && p == root {
+			h.Write([]byte("missing"))
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		_, err = h.Write([]byte(rel + "\x00" + fi.Mode().String() + "\x00" +
+			itoa(fi.Size()) + "\x00" + itoa(fi.ModTime().UnixNano()) + "\n"))
+		return err
+	})
+	if err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// GlobRoot is the part of a glob before its first pattern character: the
+// tree TreeSum must cover so that it sees every file the glob could match
+// (a superset, so a change is never missed).
+func GlobRoot(dir, glob string) string {
+	glob = strings.TrimPrefix(glob, "!")
+	if !filepath.IsAbs(glob) {
+		glob = filepath.Join(dir, glob)
+	}
+	parts := strings.Split(filepath.ToSlash(glob), "/")
+	for i, part := range parts {
+		if strings.ContainsAny(part, "*?[{\\") {
+			return filepath.FromSlash(strings.Join(parts[:i], "/"))
+		}
+	}
+	return filepath.Clean(glob)
+}

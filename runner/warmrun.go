@@ -1,0 +1,150 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+
+	"github.com/joho/godotenv"
+	"mvdan.cc/sh/v3/expand"
+	"mvdan.cc/sh/v3/interp"
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// WarmIO are the streams of a warm run.
+type WarmIO struct {
+	In       io.Reader
+	Out, Err io.Writer
+}
+
+// ErrNotWarm means the record does not hold any more (a check failed, or
+// another run holds the folder's lock): nothing was run but checks, and the
+// engine must run the tasks.
+var ErrNotWarm = errors.New("not warm")
+
+// RunWarm runs r: the checks, then (when every one passes) the named tasks'
+// commands, as go-task would. It returns ErrNotWarm when a check fails
+// before any command ran. While the checks run it holds the run lock
+// shared, so that it never acts on a VM another run is changing.
+func RunWarm(ctx context.Context, r *WarmRecord, io WarmIO) error {
+	lock, err := os.OpenFile(filepath.Join(r.Key.Dir, RunLockPath), os.O_RDONLY|os.O_CREATE, 0o644)
+	if err != nil {
+		return ErrNotWarm
+	}
+	defer lock.Close()
+	if syscall.Flock(int(lock.Fd()), syscall.LOCK_SH|syscall.LOCK_NB) != nil {
+		return ErrNotWarm // a run is changing the VM: the engine waits for it
+	}
+	var lines []string
+	for _, c := range r.Checks {
+		if c.Kind == "uptodate" {
+			lines = append(lines, c.Log)
+			continue
+		}
+		if err := runStep(ctx, c, nil, nil, nil); err != nil {
+			return ErrNotWarm
+		}
+	}
+	if r.Session {
+		_ = syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
+	}
+	for _, l := range lines {
+		fmt.Fprintln(io.Err, l)
+	}
+	for _, c := range r.Cmds {
+		if c.Log != "" {
+			fmt.Fprintln(io.Err, c.Log)
+		}
+		err := runStep(ctx, c, io.In, io.Out, io.Err)
+		var status interp.ExitStatus
+		switch {
+		case err == nil:
+		case errors.As(err, &status) && c.IgnoreError:
+		case ctx.Err() != nil:
+			return fmt.Errorf("interrupted: %w", ctx.Err())
+		case errors.As(err, &status):
+			return &TaskFailedError{Task: c.Task, Code: int(status),
+				Err: fmt.Errorf("its command failed (exit status %d); see its output above", int(status))}
+		default:
+			return &TaskFailedError{Task: c.Task, Code: 1, Err: err}
+		}
+	}
+	return nil
+}
+
+// runStep runs one command with mvdan/sh, as go-task does: errexit on, the
+// Taskfile's set and shopt options, the OS environment plus the task's env
+// and dotenv values that the environment does not set.
+func runStep(ctx context.Context, s WarmStep, in io.Reader, out, errOut io.Writer) error {
+	params := []string{"-e"}
+	for _, o := range s.Set {
+		if o == "e" || o == "errexit" {
+			continue
+		}
+		if len(o) == 1 {
+			params = append(params, "-"+o)
+		} else {
+			params = append(params, "-o", o)
+		}
+	}
+	var bash []string
+	if len(s.Shopt) > 0 {
+		bash = append([]string{"-s"}, s.Shopt...)
+	}
+	r, err := interp.New(
+		interp.Params(params...),
+		interp.BashOpts(bash...),
+		interp.Env(expand.ListEnviron(stepEnv(s)...)),
+		interp.StdIO(in, out, errOut),
+		interp.Dir(s.Dir),
+	)
+	if err != nil {
+		return err
+	}
+	prog, err := syntax.NewParser().Parse(strings.NewReader(s.Cmd), "")
+	if err != nil {
+		return err
+	}
+	return r.Run(ctx, prog)
+}
+
+// stepEnv is go-task's environment of a command: os.Environ, then each of
+// the task's env entries and dotenv values the environment does not have.
+func stepEnv(s WarmStep) []string {
+	env := os.Environ()
+	set := map[string]bool{}
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		set[k] = true
+	}
+	add := func(kv string) {
+		if k, _, ok := strings.Cut(kv, "="); ok && !set[k] {
+			set[k] = true
+			env = append(env, kv)
+		}
+	}
+	for _, kv := range s.Env {
+		add(kv)
+	}
+	for _, f := range s.Dotenv {
+		vals, err := godotenv.Read(f) // a missing file is skipped, as go-task does
+		if err != nil {
+			continue
+		}
+		keys := make([]string, 0, len(vals))
+		for k := range vals {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			add(k + "=" + vals[k])
+		}
+	}
+	return env
+}
