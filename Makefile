@@ -50,8 +50,15 @@ test-fast:
 examples:
 	$(GO) test ./examples/ -run TestExamples -update
 
-bench:
-	PATH="$(TOOLS_DIR)/bin:$$PATH" $(GO) test -run '^$$' -bench . -benchtime 20x ./...
+# Whole exec'd processes side by side with their floors, and the ratios
+# (docs/startup.md). The floor of asb task --list is go-task v3.54.0 as
+# released: built from its own module, with its own dependencies.
+BENCH_TASK := $(TOOLS_DIR)/bench/bin/task
+bench: $(BENCH_TASK)
+	$(GO) run ./internal/benchmark -task "$(BENCH_TASK)"
+
+$(BENCH_TASK):
+	GOBIN="$(TOOLS_DIR)/bench/bin" GOFLAGS=-buildvcs=false $(GO) install github.com/go-task/task/v3/cmd/task@v3.54.0
 
 fuzz:
 	bash scripts/fuzz.sh

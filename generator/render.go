@@ -6,9 +6,9 @@ package generator
 import (
 	"bytes"
 	"encoding/json"
-
 	"fmt"
 	"io/fs"
+	"maps"
 	"path"
 	"slices"
 	"sort"
@@ -213,12 +213,13 @@ func Render(tree fs.FS, opts schema.InitOptions) (*Plan, error) {
 // RenderData renders the tree for already validated data.
 func RenderData(tree fs.FS, d *Data) (*Plan, error) {
 	plan := &Plan{}
-	if err := renderTree(tree, "base", "", d, plan); err != nil {
+	funcs := templateFuncs() // once: sprig builds a map of ~200 functions
+	if err := renderTree(tree, "base", "", d, funcs, plan); err != nil {
 		return nil, err
 	}
 	cfg := path.Join("agents", d.Agent.Name, "config")
 	plan.Files = append(plan.Files, File{Path: d.Agent.ConfigDir, Mode: ModeDir, Dir: true})
-	if err := renderTree(tree, cfg, d.Agent.ConfigDir, d, plan); err != nil {
+	if err := renderTree(tree, cfg, d.Agent.ConfigDir, d, funcs, plan); err != nil {
 		return nil, err
 	}
 	plan.Files = append(plan.Files, File{Path: "workspace", Mode: ModeDir, Dir: true})
@@ -226,7 +227,7 @@ func RenderData(tree fs.FS, d *Data) (*Plan, error) {
 	return plan, nil
 }
 
-func renderTree(tree fs.FS, root, dest string, d *Data, plan *Plan) error {
+func renderTree(tree fs.FS, root, dest string, d *Data, funcs template.FuncMap, plan *Plan) error {
 	return fs.WalkDir(tree, root, func(p string, e fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -246,7 +247,7 @@ func renderTree(tree fs.FS, root, dest string, d *Data, plan *Plan) error {
 		}
 		content := raw
 		if strings.HasSuffix(rel, ".tmpl") {
-			if content, err = execute(p, string(raw), d); err != nil {
+			if content, err = execute(p, string(raw), d, funcs); err != nil {
 				return err
 			}
 		}
@@ -270,8 +271,15 @@ func outputName(rel string) string {
 	return strings.Join(parts, "/")
 }
 
-func execute(name, text string, d *Data) ([]byte, error) {
-	t, err := template.New(name).Delims("[[", "]]").Funcs(sprig.TxtFuncMap()).Funcs(Funcs()).Option("missingkey=error").Parse(text)
+// templateFuncs is sprig's functions and asb's quoting helpers over them.
+func templateFuncs() template.FuncMap {
+	funcs := sprig.TxtFuncMap()
+	maps.Copy(funcs, Funcs())
+	return funcs
+}
+
+func execute(name, text string, d *Data, funcs template.FuncMap) ([]byte, error) {
+	t, err := template.New(name).Delims("[[", "]]").Funcs(funcs).Option("missingkey=error").Parse(text)
 	if err != nil {
 		return nil, fmt.Errorf("template %s: %w", name, err)
 	}

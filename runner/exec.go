@@ -8,8 +8,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"strings"
+	"syscall"
 )
 
 // ToolError is a host tool that failed: which command, its exit code and
@@ -60,4 +62,17 @@ func lastLines(s string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// ExecProcess replaces this process with argv[0] (found on PATH) run in
+// dir with env; it returns only when that cannot be done.
+func ExecProcess(argv, env []string, dir string) error {
+	path, err := exec.LookPath(argv[0])
+	if err != nil {
+		return err
+	}
+	if err := os.Chdir(dir); err != nil {
+		return err
+	}
+	return syscall.Exec(path, argv, env)
 }

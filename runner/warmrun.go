@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/joho/godotenv"
@@ -17,10 +18,12 @@ import (
 	"mvdan.cc/sh/v3/syntax"
 )
 
-// WarmIO are the streams of a warm run.
+// WarmIO are the streams of a warm run, and Exec, which replaces this
+// process with argv (nil: every command runs as a child).
 type WarmIO struct {
 	In       io.Reader
 	Out, Err io.Writer
+	Exec     func(argv, env []string, dir string) error
 }
 
 // ErrNotWarm means the record does not hold any more (a check failed, or
@@ -41,25 +44,30 @@ func RunWarm(ctx context.Context, r *WarmRecord, io WarmIO) error {
 	if syscall.Flock(int(lock.Fd()), syscall.LOCK_SH|syscall.LOCK_NB) != nil {
 		return ErrNotWarm // a run is changing the VM: the engine waits for it
 	}
-	var lines []string
-	for _, c := range r.Checks {
-		if c.Kind == "uptodate" {
-			lines = append(lines, c.Log)
-			continue
-		}
-		if err := runStep(ctx, c, nil, nil, nil); err != nil {
-			return ErrNotWarm
-		}
+	if !checksHold(ctx, r.Checks) {
+		return ErrNotWarm
 	}
 	if r.Session {
 		_ = syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
 	}
-	for _, l := range lines {
-		fmt.Fprintln(io.Err, l)
+	for _, c := range r.Checks {
+		if c.Kind == "uptodate" {
+			fmt.Fprintln(io.Err, c.Log)
+		}
 	}
-	for _, c := range r.Cmds {
+	for i, c := range r.Cmds {
 		if c.Log != "" {
 			fmt.Fprintln(io.Err, c.Log)
+		}
+		if i == len(r.Cmds)-1 && io.Exec != nil {
+			// The last command, when it is one plain command, replaces asb
+			// (a shell execs its last command too): it gets the terminal and
+			// the signals itself, and asb waits for nothing.
+			if argv, ok := plainArgv(c.Cmd); ok && !c.IgnoreError {
+				if err := io.Exec(argv, stepEnv(c), c.Dir); err != nil {
+					return &TaskFailedError{Task: c.Task, Code: 127, Err: err}
+				}
+			}
 		}
 		err := runStep(ctx, c, io.In, io.Out, io.Err)
 		var status interp.ExitStatus
@@ -147,4 +155,84 @@ func stepEnv(s WarmStep) []string {
 		}
 	}
 	return env
+}
+
+// checksHold runs the checks (status commands and preconditions) at once,
+// as go-task runs a task's dependencies, and reports whether all passed.
+func checksHold(ctx context.Context, checks []WarmStep) bool {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	failed := make(chan struct{}, len(checks))
+	var wg sync.WaitGroup
+	for _, c := range checks {
+		if c.Kind == "uptodate" {
+			continue
+		}
+		wg.Go(func() {
+			if runStep(ctx, c, nil, nil, nil) != nil {
+				failed <- struct{}{}
+				cancel()
+			}
+		})
+	}
+	wg.Wait()
+	return len(failed) == 0
+}
+
+// plainArgv returns the words of cmd when it is a single simple command of
+// literal words (quoted or not): no expansion, redirection, pipe,
+// assignment or second command, so running it is exec'ing argv in dir.
+// The program is resolved on PATH as the shell would.
+func plainArgv(cmd string) ([]string, bool) {
+	f, err := syntax.NewParser().Parse(strings.NewReader(cmd), "")
+	if err != nil || len(f.Stmts) != 1 {
+		return nil, false
+	}
+	st := f.Stmts[0]
+	call, ok := st.Cmd.(*syntax.CallExpr)
+	if !ok || st.Negated || st.Background || st.Coprocess || len(st.Redirs) > 0 || len(call.Assigns) > 0 || len(call.Args) == 0 {
+		return nil, false
+	}
+	var argv []string
+	for _, w := range call.Args {
+		lit, ok := literal(w)
+		if !ok {
+			return nil, false
+		}
+		argv = append(argv, lit)
+	}
+	if interp.IsBuiltin(argv[0]) || strings.Contains(argv[0], "=") {
+		return nil, false // the shell's own (exit, cd, echo…): no program to exec
+	}
+	return argv, true
+}
+
+// literal is the value of a word made only of literal parts.
+func literal(w *syntax.Word) (string, bool) {
+	var b strings.Builder
+	for _, p := range w.Parts {
+		switch p := p.(type) {
+		case *syntax.Lit:
+			if strings.ContainsAny(p.Value, "\\*?[~") {
+				return "", false // escapes, globs, tilde: the shell's to expand
+			}
+			b.WriteString(p.Value)
+		case *syntax.SglQuoted:
+			if p.Dollar {
+				return "", false
+			}
+			b.WriteString(p.Value)
+		case *syntax.DblQuoted:
+			for _, q := range p.Parts {
+				lit, ok := q.(*syntax.Lit)
+				if !ok || strings.ContainsAny(lit.Value, "\\") {
+					return "", false
+				}
+				b.WriteString(lit.Value)
+			}
+		default:
+			return "", false
+		}
+	}
+	return b.String(), true
 }

@@ -20,6 +20,13 @@ if [ "$rc" -ne 0 ]; then
 	     /^\s*--- FAIL: / { n=$3; printf "%s", buf[n] }
 	     /^(panic:|FAIL\t|fatal error:)/ { print }' "$log" | tail -n 400
 fi
+# A test binary that ended without go test's closing PASS was replaced or
+# cut short (say, by an exec): its "ok" cannot be trusted.
+if ! awk '/^ok[ \t]/ && $0 !~ /\(cached\)|no test files/ { if (prev != "PASS") { print "no PASS before: " $0; bad=1 } }
+          { if ($0 != "") prev=$0 } END { exit bad }' "$log"; then
+	echo "== a package's tests did not all run"
+	rc=1
+fi
 echo "== packages"
 grep -E '^(ok|FAIL|panic:)\s' "$log" || true
 # go test's own closing lines: ok/FAIL per package, counted by CI.

@@ -46,6 +46,9 @@ type Factory struct {
 	// Engine runs a resolved `asb task` (runner/engine, in its own
 	// executable: see runner.ExecEngine); tests run it in process.
 	Engine func(ctx context.Context, spec runner.EngineSpec, io *IOStreams) error
+	// Exec replaces asb with a command (the last one of a warm run); nil
+	// runs it as a child instead (tests).
+	Exec func(argv, env []string, dir string) error
 }
 
 // UsageError is a mistake in the command line (exit code 2).

@@ -41,6 +41,7 @@ func NewFactory(io *cmdutil.IOStreams) *cmdutil.Factory {
 		Now:        time.Now,
 		Host:       host.SystemHost{},
 		Engine:     execEngine,
+		Exec:       runner.ExecProcess,
 	}
 }
 

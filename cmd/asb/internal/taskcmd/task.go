@@ -24,6 +24,7 @@ type Options struct {
 	Now        func() time.Time
 	LookPath   func(string) (string, error) // nil: exec.LookPath
 	Engine     func(context.Context, runner.EngineSpec, *cmdutil.IOStreams) error
+	Exec       func(argv, env []string, dir string) error
 
 	Dir     string
 	Tasks   []string
@@ -39,7 +40,7 @@ type Options struct {
 
 // NewCmd returns `asb task`.
 func NewCmd(f *cmdutil.Factory) *cobra.Command {
-	opts := &Options{IO: f.IO, Getwd: f.Getwd, Getenv: f.Getenv, Executable: f.Executable, Now: f.Now, Engine: f.Engine}
+	opts := &Options{IO: f.IO, Getwd: f.Getwd, Getenv: f.Getenv, Executable: f.Executable, Now: f.Now, Engine: f.Engine, Exec: f.Exec}
 	cmd := &cobra.Command{
 		Use:   "task [TASK...] [-- ARGS...]",
 		Short: "Run tasks of the outer folder's Taskfile (build, load, create, start, attach)",
@@ -180,7 +181,7 @@ func runWarm(ctx context.Context, o *Options, spec runner.EngineSpec) error {
 	if len(bins) != 2 || bins[0] != spec.Vars["ASB"] || !r.Fresh(bins) {
 		return runner.ErrNotWarm
 	}
-	return runner.RunWarm(ctx, r, runner.WarmIO{In: o.IO.In, Out: o.IO.Out, Err: o.IO.ErrOut})
+	return runner.RunWarm(ctx, r, runner.WarmIO{In: o.IO.In, Out: o.IO.Out, Err: o.IO.ErrOut, Exec: o.Exec})
 }
 
 // identify returns the vars asb sets over the Taskfile's: this clone's

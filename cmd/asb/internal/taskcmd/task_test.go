@@ -537,9 +537,12 @@ func TestSummaryDescribesWithoutRunning(t *testing.T) {
 }
 
 // inProcess is asb's factory with the engine run in this process (asb
-// itself execs asb-task: see TestRealBinaries… for that path).
+// itself execs asb-task: the tests of procSandbox take that path), and the
+// warm path's last command run as a child: exec would replace the test
+// binary itself.
 func inProcess(io *cmdutil.IOStreams) *cmdutil.Factory {
 	f := root.NewFactory(io)
+	f.Exec = nil
 	f.Engine = func(ctx context.Context, spec runner.EngineSpec, io *cmdutil.IOStreams) error {
 		return engine.Run(ctx, spec, engine.Stdio{In: io.In, Out: io.Out, Err: io.ErrOut})
 	}

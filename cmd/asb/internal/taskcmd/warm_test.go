@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agents-sandbox/asb/cmd/asb/internal/cmdutil"
 	"github.com/agents-sandbox/asb/cmd/asb/internal/root"
@@ -155,4 +156,31 @@ func appendTo(t *testing.T, dir, name, text string) {
 func fake(t *testing.T, s *sandbox, argv ...string) {
 	t.Helper()
 	testenv.Run(t, context.Background(), s.dir, os.Environ(), argv...)
+}
+
+// TestWarmBinariesNeedNoEngine runs asb as a user does: after the first
+// run, `asb task agent` needs no engine at all (pointed at one that fails,
+// it still works), its last command replaces asb (msb exec gets the
+// terminal and the exit code is msb's own), and a shell builtin as last
+// command still runs in the shell.
+func TestWarmBinariesNeedNoEngine(t *testing.T) {
+	p := newProcSandbox(t)
+	appendTo(t, p.dir, "Taskfile.yml", "\n  fails:\n    deps: [vm:start]\n    cmds:\n      - 'exit 3'\n  fails5:\n    deps: [vm:start]\n    cmds:\n      - sh -c 'exit 5'\n")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for _, task := range []string{"agent", "fails", "fails5"} {
+		_, _, _ = p.start(t, "task", task).Wait(ctx) // cold: the engine records it
+	}
+	t.Setenv(runner.EngineEnv, "/bin/false")
+	p.env = os.Environ()
+	out, errOut, code := p.start(t, "task", "agent").Wait(ctx)
+	if code != 0 || !strings.Contains(out, "fake-exec[") {
+		t.Fatalf("warm agent without an engine: exit %d\n%s%s", code, out, errOut)
+	}
+	if _, errOut, code = p.start(t, "task", "fails").Wait(ctx); code != 3 || !strings.Contains(errOut, "task fails failed") {
+		t.Errorf("warm builtin exit 3: exit %d\n%s", code, errOut)
+	}
+	if _, errOut, code = p.start(t, "task", "fails5").Wait(ctx); code != 5 {
+		t.Errorf("warm exec'd sh -c 'exit 5': exit %d\n%s", code, errOut)
+	}
 }
