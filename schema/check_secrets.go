@@ -1,0 +1,68 @@
+package schema
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+func (c *checker) checkSecrets() {
+	names := make([]string, 0, len(c.sec))
+	for name := range c.sec {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	eg := egress{all: true}
+	if c.sb != nil {
+		eg = effectiveEgress(c.sb.Network)
+	}
+	for _, name := range names {
+		s := c.sec[name]
+		key := c.secL.at[name+".key"]
+		if !ValidEnvName(name) {
+			c.at(SecretsFile, key, SeverityError, name, ruleHelp["asb_env"],
+				"secret name %q is not an environment variable name; the VM sees it as one", name)
+		}
+		vnode := c.secL.at[name+".value"]
+		switch ref, ok := EnvRef(s.Value); {
+		case s.Value == "":
+			c.at(SecretsFile, key, SeverityError, name+".value", fmt.Sprintf("add value: \"${%s}\" and put the real value in secrets.env", envGuess(name)),
+				"secret %s has no value", name)
+		case !ok && !strings.HasPrefix(s.Value, "${"):
+			// Never echo s.Value: it may be the credential itself.
+			c.at(SecretsFile, vnode, SeverityError, name+".value",
+				fmt.Sprintf("move the value to secrets.env as %s=…, and write value: \"${%s}\" here", envGuess(name), envGuess(name)),
+				"%s.value is a literal, not \"${VAR}\": msb would store the credential in plain text, and this file is committed", name)
+		case ok:
+			if c.opts.Getenv(ref) == "" && !c.envFile[ref] {
+				c.at(SecretsFile, vnode, SeverityWarning, name+".value",
+					fmt.Sprintf("set %s in secrets.env (%s=…) or export it in your shell", ref, ref),
+					"%s is set neither in the environment nor in secrets.env: vm:create would fail with msb's \"host environment variable %s is not set\"", ref, ref)
+			}
+		}
+		if len(s.Allow) == 0 {
+			n := c.secL.at[name+".allow"]
+			if n == nil {
+				n = key
+			}
+			c.at(SecretsFile, n, SeverityError, name+".allow", "add allow: [HOST] with the hosts that may receive it",
+				"secret %s has no allow host (msb rejects it: at least one allowed host is required)", name)
+		}
+		for i, h := range s.Allow {
+			f := fmt.Sprintf("%s.allow[%d]", name, i)
+			n := c.secL.at[f]
+			if !ValidHost(h) {
+				c.at(SecretsFile, n, SeverityError, f, ruleHelp["asb_host"], "%s %q is not a domain name or *.domain", f, h)
+				continue
+			}
+			if !eg.reaches(h) {
+				fix := "add it to network.allow in sandbox.yaml (asb network allow " + h + ")"
+				if c.sb.Network != nil && c.sb.Network.Policy == "none" {
+					fix = "the network is none; use network: {allow: [" + h + "]}"
+				}
+				c.at(SecretsFile, n, SeverityWarning, f, fix,
+					"%s: %s is not reachable: network.allow in sandbox.yaml does not cover it, so %s can never be used", f, h, name)
+			}
+		}
+	}
+}

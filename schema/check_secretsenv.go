@@ -1,0 +1,149 @@
+package schema
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"strings"
+)
+
+func (c *checker) checkSecretsEnv() {
+	c.envFile = map[string]bool{}
+	data, ok, err := c.read(SecretsEnvFile)
+	if err != nil {
+		c.add(Problem{File: SecretsEnvFile, Severity: SeverityError, Msg: "cannot read the file: " + errText(err), Fix: "chmod 600 secrets.env; it must be readable by you"})
+	}
+	if ok {
+		c.parseEnv(data)
+		if fi, err := os.Stat(filepath.Join(c.dir, SecretsEnvFile)); err == nil && fi.Mode().Perm()&0o077 != 0 {
+			c.add(Problem{File: SecretsEnvFile, Severity: SeverityError,
+				Msg: fmt.Sprintf("secrets.env is readable by others (mode %04o)", fi.Mode().Perm()), Fix: "chmod 600 secrets.env"})
+		}
+	}
+	_, hasSecrets, _ := c.read(SecretsFile)
+	if !ok && !hasSecrets {
+		return
+	}
+	c.checkIgnored()
+	if ok {
+		tracked, err := c.tracked(SecretsEnvFile)
+		if err == nil && tracked {
+			c.add(Problem{File: SecretsEnvFile, Severity: SeverityError,
+				Msg: "secrets.env is tracked by git: its values are in the repository",
+				Fix: "git rm --cached secrets.env, commit, and rotate every credential it ever held"})
+		}
+	}
+}
+
+// parseEnv notes which names secrets.env sets (the values are dropped).
+func (c *checker) parseEnv(data []byte) {
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 0, 64*1024), 1<<20)
+	for line := 1; sc.Scan(); line++ {
+		t := strings.TrimSpace(sc.Text())
+		if t == "" || strings.HasPrefix(t, "#") {
+			continue
+		}
+		t = strings.TrimPrefix(t, "export ")
+		name, val, ok := strings.Cut(t, "=")
+		name = strings.TrimSpace(name)
+		if !ok || !ValidEnvName(name) {
+			// Never echo the line: it may hold a credential.
+			c.add(Problem{File: SecretsEnvFile, Line: line, Col: 1, Severity: SeverityError,
+				Msg: "this line is not NAME=VALUE; go-task cannot load the file", Fix: "write NAME=VALUE, or start the line with # to comment it out"})
+			continue
+		}
+		val = strings.TrimSpace(val)
+		if i := strings.Index(val, " #"); i >= 0 && !strings.HasPrefix(val, `"`) && !strings.HasPrefix(val, "'") {
+			val = strings.TrimSpace(val[:i])
+		}
+		val = strings.Trim(val, `"'`)
+		c.envFile[name] = val != ""
+	}
+}
+
+func (c *checker) git(args ...string) (int, error) {
+	cmd := exec.CommandContext(c.ctx, "git", append([]string{"-C", c.dir}, args...)...)
+	cmd.Env = append(os.Environ(), "GIT_OPTIONAL_LOCKS=0")
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ExitCode(), nil
+	}
+	if err != nil {
+		return -1, err
+	}
+	return 0, nil
+}
+
+func (c *checker) inRepo() bool {
+	code, err := c.git("rev-parse", "--is-inside-work-tree")
+	return err == nil && code == 0
+}
+
+func (c *checker) tracked(rel string) (bool, error) {
+	if c.opts.Tracked != nil {
+		return c.opts.Tracked(rel)
+	}
+	if !c.inRepo() {
+		return false, nil
+	}
+	code, err := c.git("ls-files", "--error-unmatch", "--", rel)
+	return err == nil && code == 0, err
+}
+
+func (c *checker) checkIgnored() {
+	gi, _, _ := c.read(GitignoreFile)
+	_, overridden := c.opts.Overrides[GitignoreFile]
+	ignored := gitignoreMatches(gi, SecretsEnvFile)
+	how := "the .gitignore of the outer folder does not ignore it"
+	if c.opts.Tracked == nil && !overridden && c.inRepo() {
+		code, err := c.git("check-ignore", "-q", "--no-index", "--", SecretsEnvFile)
+		if err == nil && (code == 0 || code == 1) {
+			ignored = code == 0
+			how = "git check-ignore says it is not ignored"
+		}
+	}
+	if !ignored {
+		c.add(Problem{File: GitignoreFile, Severity: SeverityError,
+			Msg: "secrets.env is not git-ignored (" + how + "): a commit could publish the credentials",
+			Fix: "add the line /secrets.env to .gitignore"})
+	}
+}
+
+// gitignoreMatches reports whether the .gitignore content ignores the file
+// rel (a path at the root of the folder). It handles the common forms:
+// comments, negation, anchored and unanchored globs, **/ and trailing /.
+func gitignoreMatches(content []byte, rel string) bool {
+	ignored := false
+	for line := range strings.SplitSeq(string(content), "\n") {
+		p := strings.TrimRight(line, " \r")
+		if p == "" || strings.HasPrefix(p, "#") {
+			continue
+		}
+		neg := strings.HasPrefix(p, "!")
+		p = strings.TrimPrefix(p, "!")
+		p = strings.TrimPrefix(p, `\`)
+		if strings.HasSuffix(p, "/") {
+			continue // a folder pattern never matches a file at the root
+		}
+		p = strings.TrimPrefix(p, "**/")
+		anchored := strings.Contains(strings.TrimPrefix(p, "/"), "/") || strings.HasPrefix(p, "/")
+		p = strings.TrimPrefix(p, "/")
+		var ok bool
+		if anchored {
+			ok, _ = path.Match(p, rel)
+		} else {
+			ok, _ = path.Match(p, path.Base(rel))
+		}
+		if ok {
+			ignored = !neg
+		}
+	}
+	return ignored
+}

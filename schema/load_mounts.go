@@ -1,0 +1,158 @@
+package schema
+
+import (
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+var MountKeys = []string{"bind", "named", "tmpfs", "disk", "target", "readonly", "noexec", "nosuid", "nodev", "create", "format", "fstype"}
+
+// shortMountFlags are the options of the string form msb accepts.
+var shortMountFlags = []string{"ro", "rw", "noexec", "nosuid", "nodev"}
+
+func (l *loader) mount(n *yaml.Node, field string) (Mount, bool) {
+	var m Mount
+	if skip(n) {
+		return m, false
+	}
+	if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!str" {
+		l.at[field] = n
+		return l.shortMount(n, field)
+	}
+	if n.Kind != yaml.MappingNode {
+		l.errf(n, field, "write \"./HOST:/GUEST[:ro]\" or a mapping {bind: ./HOST, target: /GUEST, readonly: true}",
+			"%s must be a string or a mapping, not %s", field, describe(n))
+		return m, false
+	}
+	good := true
+	var kinds []string
+	l.mapping(n, field, MountKeys, func(key string, _, v *yaml.Node) {
+		f := field + "." + key
+		var ok bool
+		switch key {
+		case "bind", "named", "disk":
+			if isNull(v) {
+				return
+			}
+			var s string
+			if s, ok = l.str(v, f); ok {
+				switch key {
+				case "bind":
+					m.Bind = s
+				case "named":
+					m.Named = s
+				default:
+					m.Disk = s
+				}
+			}
+			kinds = append(kinds, key)
+		case "tmpfs":
+			if isNull(v) {
+				return
+			}
+			kinds = append(kinds, key)
+			m.Tmpfs = &TmpfsOpts{}
+			ok = l.mapping(v, f, []string{"size"}, func(_ string, _, sv *yaml.Node) {
+				if !isNull(sv) {
+					if m.Tmpfs.Size, ok = l.size(sv, f+".size"); !ok {
+						good = false
+					}
+				}
+			})
+		case "target":
+			if m.Target, ok = l.str(v, f); ok {
+				if !strings.HasPrefix(m.Target, "/") {
+					l.errf(v, f, "use an absolute path in the VM, e.g. /workspace", "%s %q must be an absolute guest path", f, m.Target)
+					ok = false
+				} else if m.Target == "/" {
+					l.errf(v, f, "mount below /, e.g. /workspace", "%s: msb cannot mount a volume at the guest root /", f)
+					ok = false
+				}
+			}
+		case "readonly":
+			m.Readonly, ok = l.boolean(v, f)
+		case "noexec":
+			m.Noexec, ok = l.boolean(v, f)
+		case "nosuid":
+			m.Nosuid, ok = l.boolean(v, f)
+		case "nodev":
+			m.Nodev, ok = l.boolean(v, f)
+		case "create":
+			m.Create, ok = l.oneOf(v, f, "ensure-exists", "create")
+		case "format":
+			m.Format, ok = l.oneOf(v, f, "raw", "qcow2", "vmdk")
+		case "fstype":
+			if m.Fstype, ok = l.str(v, f); ok && (m.Fstype == "" || strings.ContainsAny(m.Fstype, ",;:=")) {
+				l.errf(v, f, "use a filesystem name such as ext4", "%s must be non-empty and free of , ; : =", f)
+				ok = false
+			}
+		}
+		if !ok {
+			good = false
+		}
+	})
+	if !good {
+		return m, false
+	}
+	switch {
+	case len(kinds) != 1:
+		l.errf(n, field, "give exactly one of bind: ./HOST, named: VOLUME, tmpfs: {size: 64M}, disk: ./IMAGE",
+			"%s must contain exactly one of bind, named, tmpfs or disk", field)
+		return m, false
+	case m.Target == "":
+		l.errf(n, field, "add target: /GUEST/PATH", "%s has no target", field)
+		return m, false
+	case m.Create != "" && kinds[0] != "named":
+		l.errf(l.at[field+".create"], field+".create", "remove create, or use named: VOLUME", "%s.create is only valid for a named mount", field)
+		return m, false
+	case (m.Format != "" || m.Fstype != "") && kinds[0] != "disk":
+		l.errf(n, field, "remove format and fstype, or use disk: ./IMAGE", "%s: format and fstype are only valid for a disk mount", field)
+		return m, false
+	}
+	return m, true
+}
+
+func (l *loader) shortMount(n *yaml.Node, field string) (Mount, bool) {
+	m := Mount{Short: n.Value}
+	parts := strings.Split(n.Value, ":")
+	fix := "write SOURCE:/GUEST[:ro], e.g. \"./src:/src:ro\""
+	if len(parts) < 2 || len(parts) > 3 || parts[0] == "" || !strings.HasPrefix(parts[1], "/") {
+		l.errf(n, field, fix, "mount %q is not SOURCE:/GUEST[:OPTIONS]", n.Value)
+		return m, false
+	}
+	if parts[1] == "/" {
+		l.errf(n, field, "mount below /, e.g. /workspace", "mount %q: msb cannot mount a volume at the guest root /", n.Value)
+		return m, false
+	}
+	m.Target = parts[1]
+	if len(parts) == 3 {
+		for opt := range strings.SplitSeq(parts[2], ",") {
+			switch opt {
+			case "ro":
+				m.Readonly = true
+			case "rw":
+				m.Readonly = false
+			case "noexec":
+				m.Noexec = true
+			case "nosuid":
+				m.Nosuid = true
+			case "nodev":
+				m.Nodev = true
+			default:
+				l.errf(n, field, "use the options "+strings.Join(shortMountFlags, ", ")+", separated by commas",
+					"mount %q: option %q is not valid here", n.Value, opt)
+				return m, false
+			}
+		}
+	}
+	// Like docker, a source that is not a path names a volume.
+	if src := parts[0]; strings.HasPrefix(src, ".") || strings.HasPrefix(src, "/") || strings.HasPrefix(src, "~") || strings.Contains(src, "/") {
+		m.Bind = src
+	} else {
+		m.Named = src
+	}
+	return m, true
+}
+
+// NetworkKeys are the keys of the network object msb 0.7.2 accepts.

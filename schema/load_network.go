@@ -1,0 +1,134 @@
+package schema
+
+import (
+	"fmt"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+var NetworkKeys = []string{"policy", "allow", "deny", "ports", "dns", "tls", "strict", "trust_host_cas",
+	"max_connections", "max_tcp_connections", "max_udp_connections"}
+
+// NetworkPolicies are the values of network (string form) and network.policy.
+var NetworkPolicies = []string{"none", "public", "open"}
+
+func (l *loader) network(n *yaml.Node, field string) *Network {
+	if skip(n) {
+		return nil
+	}
+	if n.Kind == yaml.ScalarNode {
+		p, ok := l.oneOf(n, field, NetworkPolicies...)
+		if !ok {
+			return nil
+		}
+		return &Network{Short: true, Policy: p}
+	}
+	if n.Kind != yaml.MappingNode {
+		l.errf(n, field, "write none, public or open, or a mapping such as {allow: [api.example.com]}", "%s must be a string or a mapping, not %s", field, describe(n))
+		return nil
+	}
+	nw := &Network{}
+	good := true
+	optBool := func(v *yaml.Node, f string) *bool {
+		b, ok := l.boolean(v, f)
+		if !ok {
+			good = false
+			return nil
+		}
+		return &b
+	}
+	optInt := func(v *yaml.Node, f string) *int {
+		i, ok := l.integer(v, f, 0, 1<<32-1)
+		if !ok {
+			good = false
+			return nil
+		}
+		n := int(i)
+		return &n
+	}
+	l.mapping(n, field, NetworkKeys, func(key string, _, v *yaml.Node) {
+		f := field + "." + key
+		if isNull(v) {
+			return
+		}
+		switch key {
+		case "policy":
+			nw.Policy, _ = l.oneOf(v, f, NetworkPolicies...)
+		case "allow":
+			nw.Allow = l.rules(v, f)
+		case "deny":
+			nw.Deny = l.rules(v, f)
+		case "ports":
+			nw.Ports = l.ports(v, f)
+		case "dns":
+			nw.DNS = &DNS{}
+			l.mapping(v, f, []string{"rebind_protection", "nameservers", "query_timeout"}, func(k string, _, dv *yaml.Node) {
+				if isNull(dv) {
+					return
+				}
+				switch k {
+				case "rebind_protection":
+					nw.DNS.RebindProtection = optBool(dv, f+"."+k)
+				case "nameservers":
+					nw.DNS.Nameservers = l.strList(dv, f+"."+k)
+				case "query_timeout":
+					nw.DNS.QueryTimeout, _ = l.duration(dv, f+"."+k)
+				}
+			})
+		case "tls":
+			nw.TLS = &TLS{}
+			l.mapping(v, f, []string{"enabled", "bypass", "verify_upstream", "block_quic"}, func(k string, _, tv *yaml.Node) {
+				if isNull(tv) {
+					return
+				}
+				switch k {
+				case "enabled":
+					nw.TLS.Enabled = optBool(tv, f+"."+k)
+				case "bypass":
+					nw.TLS.Bypass = l.strList(tv, f+"."+k)
+				case "verify_upstream":
+					nw.TLS.VerifyUpstream = optBool(tv, f+"."+k)
+				case "block_quic":
+					nw.TLS.BlockQUIC = optBool(tv, f+"."+k)
+				}
+			})
+		case "strict":
+			nw.Strict = optBool(v, f)
+		case "trust_host_cas":
+			nw.TrustHostCAs = optBool(v, f)
+		case "max_connections":
+			nw.MaxConnections = optInt(v, f)
+		case "max_tcp_connections":
+			nw.MaxTCPConnections = optInt(v, f)
+		case "max_udp_connections":
+			nw.MaxUDPConnections = optInt(v, f)
+		}
+	})
+	if nw.MaxConnections != nil && (nw.MaxTCPConnections != nil || nw.MaxUDPConnections != nil) {
+		l.errf(l.at[field+".max_connections"], field+".max_connections", "give either max_connections or max_tcp_connections/max_udp_connections",
+			"%s.max_connections cannot be combined with max_tcp_connections or max_udp_connections (msb rejects it)", field)
+	}
+	_ = good
+	return nw
+}
+
+// rules reads network.allow / network.deny: each entry a domain. msb takes a
+// single label as an ambiguous keyword and rejects it.
+func (l *loader) rules(v *yaml.Node, field string) []string {
+	items, _ := l.seq(v, field)
+	var out []string
+	for i, it := range items {
+		f := fmt.Sprintf("%s[%d]", field, i)
+		s, ok := l.str(it, f)
+		if !ok {
+			continue
+		}
+		if !strings.Contains(s, ".") {
+			l.errf(it, f, "use a full domain name such as api.example.com", "%s %q is a single label; msb rejects it as ambiguous", f, s)
+			continue
+		}
+		out = append(out, s)
+	}
+	return out
+}
