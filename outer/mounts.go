@@ -3,8 +3,6 @@ package outer
 import (
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path"
 	"path/filepath"
 	"strings"
@@ -25,6 +23,9 @@ type MountRequest struct {
 	WorkDir  string // the working directory HostPath is relative to
 	Guest    string // absolute path in the VM
 	ReadOnly bool
+	// AllowHome is the user's consent to a folder under $HOME: the mount
+	// is written with the schema.HomeConsent comment.
+	AllowHome bool
 }
 
 // MountEdit says what AddMount did.
@@ -45,21 +46,23 @@ func (f *Folder) AgentTargets() []string {
 	return out
 }
 
-// AddMount adds a bind mount to sandbox.yaml and commits it.
+// AddMount adds a bind mount to sandbox.yaml and commits it, after the
+// mount policy (schema.MountRules) has judged both of its sides.
 func (f *Folder) AddMount(r MountRequest) (MountEdit, error) {
 	e := MountEdit{Guest: path.Clean(r.Guest)}
-	reserved := append([]string{schema.WorkspaceMount, HomeTarget}, f.AgentTargets()...)
-	for _, res := range reserved {
-		if IsUnder(res, e.Guest) {
-			return e, fmt.Errorf("GUEST_PATH %s would cover %s, which asb mounts itself; choose another path, e.g. /data", e.Guest, res)
-		}
-		if res != HomeTarget && IsUnder(e.Guest, res) {
-			return e, fmt.Errorf("GUEST_PATH %s is inside %s, which asb mounts itself; choose another path, e.g. /data", e.Guest, res)
-		}
+	rules := f.mountRules()
+	if re := rules.GuestPath(r.Guest, false); re != nil {
+		return e, schema.RuleField("GUEST_PATH", re)
 	}
 	var err error
 	if e.Host, e.Source, err = f.bindSource(r); err != nil {
 		return e, err
+	}
+	if re := schema.HostKind(e.Host); re != nil {
+		return e, schema.RuleField("HOST_PATH", re)
+	}
+	if re := rules.HostFolder(e.Host, r.AllowHome); re != nil {
+		return e, schema.RuleField("HOST_PATH", re)
 	}
 	doc, root, err := f.Doc(SandboxFile)
 	if err != nil {
@@ -78,18 +81,36 @@ func (f *Folder) AddMount(r MountRequest) (MountEdit, error) {
 			return e, fmt.Errorf("%s is mounted already; remove it first: asb mount rm %s", e.Guest, e.Guest)
 		}
 	}
-	m := yamledit.Map()
-	yamledit.Set(m, "bind", yamledit.Quoted(e.Source), nil)
-	yamledit.Set(m, "target", yamledit.Quoted(e.Guest), nil)
-	if r.ReadOnly {
-		yamledit.Set(m, "readonly", yamledit.Bool(true), nil)
-	}
-	yamledit.Append(mounts, m)
+	yamledit.Append(mounts, newBind(e, r))
 	if err := f.Save(SandboxFile, doc); err != nil {
 		return e, err
 	}
 	e.Warnings, err = f.Commit()
 	return e, err
+}
+
+func newBind(e MountEdit, r MountRequest) *yaml.Node {
+	m := yamledit.Map()
+	src := yamledit.Quoted(e.Source)
+	if r.AllowHome {
+		src.LineComment = "# " + schema.HomeConsent
+	}
+	yamledit.Set(m, "bind", src, nil)
+	yamledit.Set(m, "target", yamledit.Quoted(e.Guest), nil)
+	if r.ReadOnly {
+		yamledit.Set(m, "readonly", yamledit.Bool(true), nil)
+	}
+	return m
+}
+
+// mountRules is the mount policy for this folder.
+func (f *Folder) mountRules() schema.MountRules {
+	home := ""
+	if h := f.Getenv("HOME"); filepath.IsAbs(h) {
+		home = schema.ResolvePath(filepath.Clean(h))
+	}
+	own := append([]string{schema.WorkspaceMount, HomeTarget}, f.AgentTargets()...)
+	return schema.MountRules{Dir: schema.ResolvePath(f.Dir), Home: home, Getenv: f.Getenv, Own: own}
 }
 
 // bindSource resolves r.HostPath and returns it absolute and as
@@ -107,15 +128,6 @@ func (f *Folder) bindSource(r MountRequest) (abs, rel string, err error) {
 		p = filepath.Join(r.WorkDir, p)
 	}
 	p = filepath.Clean(p)
-	fi, err := os.Stat(p)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return "", "", fmt.Errorf("HOST_PATH %s does not exist; create the folder first (msb would fail to start the VM)", p)
-	case err != nil:
-		return "", "", err
-	case !fi.IsDir() && !fi.Mode().IsRegular():
-		return "", "", fmt.Errorf("HOST_PATH %s is neither a folder nor a file", p)
-	}
 	dir := f.Dir
 	if res, err := filepath.EvalSymlinks(dir); err == nil {
 		dir = res
@@ -159,11 +171,4 @@ func guestOf(n *yaml.Node) string {
 		}
 	}
 	return ""
-}
-
-// IsUnder reports whether p is q or inside q (both clean and slash-separated
-// guest paths).
-func IsUnder(p, q string) bool {
-	p, q = path.Clean(p), path.Clean(q)
-	return p == q || q == "/" || strings.HasPrefix(p, q+"/")
 }

@@ -229,11 +229,15 @@ func hostsAre(hosts []string) string {
 	return strings.Join(hosts, ", ") + " are"
 }
 
-// CheckHosts validates host arguments.
-func CheckHosts(flag string, hosts []string) error {
+// CheckHosts applies schema.Host to host arguments (what names them in
+// the message: "host", "--allow"); none at all is refused too.
+func CheckHosts(what string, hosts []string) error {
+	if len(hosts) == 0 {
+		return &schema.FieldError{Field: what, Why: "no host was given", Fix: "name at least one, e.g. api.github.com"}
+	}
 	for _, h := range hosts {
-		if !schema.ValidHost(h) {
-			return fmt.Errorf("%s %q is not a host name: use a domain such as api.github.com or *.example.com (no scheme, port, path or IP address)", flag, h)
+		if re := schema.Host(h); re != nil {
+			return schema.RuleField(what, re)
 		}
 	}
 	return nil
@@ -273,12 +277,36 @@ func (f *Folder) Allow(hosts []string) (NetEdit, []schema.Problem, error) {
 	return f.commitNetwork(hosts, AllowHosts)
 }
 
-// Deny keeps the VM from reaching hosts (see DenyHosts) and commits the edit.
+// Deny keeps the VM from reaching hosts (see DenyHosts) and commits the
+// edit. Denying a host an agent needs for its provider is done, with a
+// warning: the agent will fail to reach it.
 func (f *Folder) Deny(hosts []string) (NetEdit, []schema.Problem, error) {
-	return f.commitNetwork(hosts, DenyHosts)
+	e, warns, err := f.commitNetwork(hosts, DenyHosts)
+	if err == nil {
+		warns = append(warns, f.agentHostWarnings(hosts)...)
+	}
+	return e, warns, err
+}
+
+// agentHostWarnings warns for each of hosts an agent preset needs.
+func (f *Folder) agentHostWarnings(hosts []string) []schema.Problem {
+	var out []schema.Problem
+	for _, a := range f.Agents {
+		for _, need := range a.Hosts {
+			if slices.ContainsFunc(hosts, func(h string) bool { return HostMatches(h, need) }) {
+				out = append(out, schema.Problem{File: SandboxFile, Severity: schema.SeverityWarning, Field: "network",
+					Msg: fmt.Sprintf("%s is the host %s talks to for its provider: with it denied, %s cannot work", need, a.Name, a.Name),
+					Fix: "asb network allow " + need + " undoes it"})
+			}
+		}
+	}
+	return out
 }
 
 func (f *Folder) commitNetwork(hosts []string, edit func(*yaml.Node, []string) NetEdit) (NetEdit, []schema.Problem, error) {
+	if err := CheckHosts("host", hosts); err != nil {
+		return NetEdit{}, nil, err
+	}
 	e, err := f.editNetwork(hosts, edit)
 	if err != nil {
 		return e, nil, err

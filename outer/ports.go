@@ -12,18 +12,25 @@ import (
 
 // AddPort forwards a host port into the VM (sandbox.yaml's ports) and
 // commits it. A host port that is forwarded already is refused.
-func (f *Folder) AddPort(p schema.PortSpec) ([]schema.Problem, error) {
+func (f *Folder) AddPort(spec string) (schema.PortSpec, []schema.Problem, error) {
+	p, re := schema.Port(spec)
+	if re != nil {
+		return p, nil, schema.RuleField("port", re)
+	}
 	doc, root, err := f.Doc(SandboxFile)
 	if err != nil {
-		return nil, err
+		return p, nil, err
 	}
+	var specs []schema.PortSpec
 	for _, seq := range portLists(root) {
 		for _, it := range yamledit.Items(seq) {
-			q, err := schema.ParsePort(it.Value)
-			if err == nil && sameHostPort(p, q) {
-				return nil, fmt.Errorf("host port %d/%s is forwarded already (%s); remove it first: asb port rm %s", p.Host, p.Protocol, it.Value, it.Value)
+			if q, err := schema.ParsePort(it.Value); err == nil {
+				specs = append(specs, q)
 			}
 		}
+	}
+	if _, re := schema.PortConflict(append(specs, p)); re != nil {
+		return p, nil, fmt.Errorf("port %w (asb port rm removes one)", re)
 	}
 	seq := yamledit.Get(root, "ports")
 	if seq == nil || seq.Kind != yaml.SequenceNode {
@@ -38,9 +45,10 @@ func (f *Folder) AddPort(p schema.PortSpec) ([]schema.Problem, error) {
 	}
 	yamledit.Append(seq, item)
 	if err := f.Save(SandboxFile, doc); err != nil {
-		return nil, err
+		return p, nil, err
 	}
-	return f.Commit()
+	warns, err := f.Commit()
+	return p, warns, err
 }
 
 // PortMatcher says which forwarded ports `asb port rm ARG` means: the entry
@@ -109,14 +117,4 @@ func portLists(root *yaml.Node) []*yaml.Node {
 		}
 	}
 	return out
-}
-
-func sameHostPort(a, b schema.PortSpec) bool {
-	bind := func(s string) string {
-		if s == "" {
-			return "127.0.0.1"
-		}
-		return s
-	}
-	return a.Host == b.Host && a.Protocol == b.Protocol && (bind(a.Bind) == bind(b.Bind) || a.Bind == "0.0.0.0" || b.Bind == "0.0.0.0")
 }

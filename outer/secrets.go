@@ -35,6 +35,12 @@ type SecretEdit struct {
 // none, and commits all of it or nothing. No value is ever written.
 func (f *Folder) AddSecret(r SecretRequest) (SecretEdit, error) {
 	var e SecretEdit
+	if re := schema.SecretName(r.Name); re != nil {
+		return e, schema.RuleField("NAME", re)
+	}
+	if err := CheckHosts("--allow", r.Hosts); err != nil {
+		return e, err
+	}
 	sdoc, sroot, err := f.Doc(SecretsFile)
 	if err != nil {
 		return e, err

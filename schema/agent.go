@@ -12,7 +12,7 @@ type Agent struct {
 	// Command is the argv that starts the agent in the VM.
 	Command []string `yaml:"command" validate:"required,min=1"`
 	// KeyVar is the environment variable holding the provider key.
-	KeyVar string `yaml:"key_var" validate:"required,asb_env"`
+	KeyVar string `yaml:"key_var" validate:"asb_secret"`
 	// Hosts the agent needs to reach; the key is only sent to these.
 	Hosts []string `yaml:"hosts" validate:"required,min=1,dive,asb_host"`
 	// NPMPackage and Version are installed in the image with npm i -g.

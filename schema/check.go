@@ -19,6 +19,7 @@ const (
 	TaskfileFile   = "Taskfile.yml"
 	GitignoreFile  = ".gitignore"
 	WorkspaceMount = "/workspace"
+	HomeMount      = "/home/dev" // the home volume, mounted by the Taskfile
 )
 
 // CheckOptions tune CheckDir.
@@ -34,6 +35,9 @@ type CheckOptions struct {
 	Getenv func(string) string
 	// Context bounds the git commands CheckDir runs; nil means Background.
 	Context context.Context
+	// Agents are the agent presets whose config folders and targets the
+	// mount checks know; nil means asb's own (DefaultAgents).
+	Agents []Agent
 }
 
 // CheckDir checks the whole outer folder dir: the syntax and types of
@@ -61,10 +65,14 @@ type checker struct {
 	secL    *loader
 	secRoot *yaml.Node
 	envFile map[string]bool // names given a non-empty value in secrets.env
+	agents  []Agent
 }
 
 func newChecker(dir string, opts CheckOptions) *checker {
-	c := &checker{opts: opts, ctx: opts.Context}
+	c := &checker{opts: opts, ctx: opts.Context, agents: opts.Agents}
+	if c.agents == nil {
+		c.agents = DefaultAgents()
+	}
 	if c.ctx == nil {
 		c.ctx = context.Background()
 	}
@@ -138,6 +146,7 @@ func (c *checker) run() {
 	if c.sb != nil {
 		c.checkMounts()
 		c.checkNetwork()
+		c.checkPorts()
 	}
 	if c.sec != nil {
 		c.checkSecrets()

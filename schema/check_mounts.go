@@ -5,10 +5,19 @@ import (
 	"io/fs"
 	"path"
 	"path/filepath"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
 
 	"github.com/agents-sandbox/asb/templates"
-	"go.yaml.in/yaml/v3"
 )
+
+// bindSeen is a bind mount already judged, for the checks between mounts.
+type bindSeen struct {
+	index    int
+	host     string
+	readonly bool
+}
 
 func (c *checker) mountNode(i int, key string) *yaml.Node {
 	f := fmt.Sprintf("mounts[%d]", i)
@@ -18,77 +27,49 @@ func (c *checker) mountNode(i int, key string) *yaml.Node {
 	return c.sbL.at[f]
 }
 
+// mountRules are the mount policy (rules_mounts.go) for this folder.
+func (c *checker) mountRules() MountRules {
+	own := []string{WorkspaceMount, HomeMount}
+	for _, a := range c.agents {
+		own = append(own, a.MountTarget)
+	}
+	return MountRules{Dir: c.dir, Home: c.home, Getenv: c.opts.Getenv, Own: own}
+}
+
 func (c *checker) checkMounts() {
-	agents := loadAgents()
-	workspace := -1
-	for i, m := range c.sb.Mounts {
-		i := c.sbL.mountIndex[i]
+	rules := c.mountRules()
+	var binds []bindSeen
+	guests := map[string]int{}
+	workspace := false
+	for k, m := range c.sb.Mounts {
+		i := c.sbL.mountIndex[k]
 		f := fmt.Sprintf("mounts[%d]", i)
-		if path.Clean(m.Target) == WorkspaceMount {
-			workspace = i
+		target := path.Clean(m.Target)
+		if target == WorkspaceMount {
+			workspace = true
 			if m.Readonly {
-				n := c.mountNode(i, "readonly")
-				c.at(SandboxFile, n, SeverityError, f, "drop readonly (or :ro): the agent works in /workspace",
+				c.at(SandboxFile, c.mountNode(i, "readonly"), SeverityError, f, "drop readonly (or :ro): the agent works in /workspace",
 					"/workspace is mounted read-only; the agent cannot change the project")
 			}
 		}
-		if m.Bind == "" {
-			continue
+		if first, dup := guests[target]; dup {
+			c.at(SandboxFile, c.mountNode(i, "target"), SeverityError, f, "keep one of them (the first is mounts["+fmt.Sprint(first)+"])",
+				"%s is mounted twice", target)
+		} else {
+			guests[target] = i
 		}
-		h := c.hostPath(m.Bind)
-		n := c.mountNode(i, "bind")
-		fix := "mount a folder that holds only the project, e.g. ./workspace"
-		switch {
-		case h == "":
-			c.at(SandboxFile, n, SeverityError, f, "use a path relative to the outer folder", "mount %q uses ~ but $HOME is unknown", m.Bind)
-		case h == "/":
-			c.at(SandboxFile, n, SeverityError, f, fix, "mount %q exposes the host's whole filesystem / to the VM", m.Bind)
-		case h == c.dir:
-			c.at(SandboxFile, n, SeverityError, f, fix,
-				"mount %q is the outer folder itself: the VM would see secrets.env and could rewrite sandbox.yaml", m.Bind)
-		case within(c.dir, h):
-			c.at(SandboxFile, n, SeverityError, f, fix,
-				"mount %q is an ancestor of the outer folder (%s): the VM would see secrets.env and sandbox.yaml", m.Bind, h)
-		case c.home != "" && within(c.home, h):
-			c.at(SandboxFile, n, SeverityError, f, fix, "mount %q exposes your home folder $HOME (%s) to the VM", m.Bind, h)
-		default:
-			if s := secretFileIn(h); s != "" {
-				c.at(SandboxFile, n, SeverityError, f, "move the secrets file out of the mounted folder, or mount a folder without it",
-					"mount %q contains %s: the VM could read the credentials", m.Bind, c.rel(s))
-				continue
-			}
-			if m.Readonly {
-				continue
-			}
-			for _, a := range agents {
-				cfg := resolvePath(filepath.Join(c.dir, filepath.FromSlash(a.ConfigDir)))
-				if within(cfg, h) {
-					c.at(SandboxFile, c.mountNode(i, "bind"), SeverityError, f,
-						"add readonly: true (or :ro): the agent must not rewrite its own settings",
-						"mount %q makes %s's config folder %s/ writable in the VM", m.Bind, a.Name, a.ConfigDir)
-					break
-				}
+		if re := rules.GuestPath(target, c.ownMount(m)); re != nil {
+			c.rule(SandboxFile, c.mountNode(i, "target"), f, "mount target", re)
+		}
+		if m.Bind != "" {
+			if b, ok := c.checkBind(i, m, rules, binds); ok {
+				binds = append(binds, b)
 			}
 		}
 	}
-	// A writable mount over an agent's config target, whatever its source.
-	for i, m := range c.sb.Mounts {
-		i := c.sbL.mountIndex[i]
-		if m.Readonly || m.Target == "" {
-			continue
-		}
-		for _, a := range agents {
-			if path.Clean(m.Target) != a.MountTarget {
-				continue
-			}
-			if m.Bind != "" && within(resolvePath(filepath.Join(c.dir, filepath.FromSlash(a.ConfigDir))), c.hostPath(m.Bind)) {
-				continue // reported above
-			}
-			c.at(SandboxFile, c.mountNode(i, "target"), SeverityError, fmt.Sprintf("mounts[%d]", i),
-				"add readonly: true (or :ro)", "%s is %s's config folder in the VM and is mounted writable", a.MountTarget, a.Name)
-		}
-	}
-	if n, ok := c.sbL.at["mounts"]; workspace < 0 && (!ok || len(n.Content) == len(c.sb.Mounts)) {
+	c.checkAgentTargets()
+	c.checkShadowedReadonly(binds)
+	if n, ok := c.sbL.at["mounts"]; !workspace && (!ok || len(n.Content) == len(c.sb.Mounts)) {
 		n := c.sbL.at["mounts"]
 		if n == nil {
 			n = c.sbRoot
@@ -98,9 +79,116 @@ func (c *checker) checkMounts() {
 	}
 }
 
-// loadAgents reads the agent presets' manifests from the embedded templates
-// (the same files generator.LoadAgent reads; schema cannot import generator).
-func loadAgents() []Agent {
+// ownMount reports whether m is one asb itself writes: workspace/ at
+// /workspace, or an agent's config folder at its target.
+func (c *checker) ownMount(m Mount) bool {
+	t := path.Clean(m.Target)
+	if t == WorkspaceMount {
+		return true
+	}
+	for _, a := range c.agents {
+		if t == a.MountTarget {
+			return true
+		}
+	}
+	return false
+}
+
+// checkBind applies the host side of the policy to a bind mount; ok is
+// false when the mount was refused (it takes no part in the checks between
+// mounts).
+func (c *checker) checkBind(i int, m Mount, rules MountRules, earlier []bindSeen) (bindSeen, bool) {
+	f := fmt.Sprintf("mounts[%d]", i)
+	n := c.mountNode(i, "bind")
+	h := c.hostPath(m.Bind)
+	if h == "" {
+		c.at(SandboxFile, n, SeverityError, f, "use a path relative to the outer folder", "mount %q uses ~ but $HOME is unknown", m.Bind)
+		return bindSeen{}, false
+	}
+	if re := rules.HostFolder(h, homeConsent(n)); re != nil {
+		re.Value = m.Bind
+		c.rule(SandboxFile, n, f, "mount", re)
+		return bindSeen{}, false
+	}
+	if s := secretFileIn(h); s != "" {
+		c.at(SandboxFile, n, SeverityError, f, "move the secrets file out of the mounted folder, or mount a folder without it",
+			"mount %q contains %s: the VM could read the credentials", m.Bind, c.rel(s))
+		return bindSeen{}, false
+	}
+	for _, e := range earlier {
+		if e.host == h {
+			c.at(SandboxFile, n, SeverityError, f, "keep one of them", "mount %q mounts the host folder %s that mounts[%d] mounts already", m.Bind, h, e.index)
+			return bindSeen{}, false
+		}
+	}
+	if c.home != "" && Within(h, c.home) && !Within(h, c.dir) {
+		c.at(SandboxFile, n, SeverityWarning, f, "make sure nothing in it is a credential",
+			"mount %q is under your home folder $HOME, allowed by its # %s comment", m.Bind, HomeConsent)
+	}
+	if !m.Readonly {
+		for _, a := range c.agents {
+			if Within(resolvePath(filepath.Join(c.dir, filepath.FromSlash(a.ConfigDir))), h) {
+				c.at(SandboxFile, n, SeverityError, f, "add readonly: true (or :ro): the agent must not rewrite its own settings",
+					"mount %q makes %s's config folder %s/ writable in the VM", m.Bind, a.Name, a.ConfigDir)
+				break
+			}
+		}
+	}
+	return bindSeen{index: i, host: h, readonly: m.Readonly}, true
+}
+
+// homeConsent reports whether the bind node carries the HomeConsent comment.
+func homeConsent(n *yaml.Node) bool {
+	return n != nil && strings.Contains(n.LineComment, HomeConsent)
+}
+
+// checkAgentTargets refuses a writable mount over an agent's config target,
+// whatever its source.
+func (c *checker) checkAgentTargets() {
+	for k, m := range c.sb.Mounts {
+		i := c.sbL.mountIndex[k]
+		if m.Readonly || m.Target == "" {
+			continue
+		}
+		for _, a := range c.agents {
+			if path.Clean(m.Target) != a.MountTarget {
+				continue
+			}
+			if m.Bind != "" && Within(resolvePath(filepath.Join(c.dir, filepath.FromSlash(a.ConfigDir))), c.hostPath(m.Bind)) {
+				continue // reported by checkBind
+			}
+			c.at(SandboxFile, c.mountNode(i, "target"), SeverityError, fmt.Sprintf("mounts[%d]", i),
+				"add readonly: true (or :ro)", "%s is %s's config folder in the VM and is mounted writable", a.MountTarget, a.Name)
+		}
+	}
+}
+
+// checkShadowedReadonly warns when a read-only mount's folder is also
+// inside a writable one: the VM can change it through the other path.
+func (c *checker) checkShadowedReadonly(binds []bindSeen) {
+	for _, ro := range binds {
+		if !ro.readonly {
+			continue
+		}
+		for _, rw := range binds {
+			if !rw.readonly && ro.host != rw.host && Within(ro.host, rw.host) {
+				c.at(SandboxFile, c.mountNode(ro.index, "bind"), SeverityWarning, fmt.Sprintf("mounts[%d]", ro.index),
+					"mount it from outside the writable folder, or make that one read-only too",
+					"mounts[%d] is read-only, but its folder is inside mounts[%d], which is writable: the VM can change it there", ro.index, rw.index)
+				break
+			}
+		}
+	}
+}
+
+// rule reports a RuleError of the mount policy at n.
+func (c *checker) rule(file string, n *yaml.Node, field, what string, re *RuleError) {
+	c.at(file, n, SeverityError, field, re.Fix, "%s %q %s", what, re.Value, re.Why)
+}
+
+// DefaultAgents are the agent presets of asb's embedded templates: the
+// config folders and guest targets CheckDir knows when not told others.
+func DefaultAgents() []Agent {
 	entries, err := fs.ReadDir(templates.FS, "agents")
 	if err != nil {
 		return nil

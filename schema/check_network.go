@@ -1,7 +1,6 @@
 package schema
 
 import (
-	"fmt"
 	"strings"
 )
 
@@ -82,12 +81,7 @@ func (c *checker) checkNetwork() {
 		c.at(SandboxFile, n, SeverityWarning, "network", "use network: {allow: [HOST, …]} to allow only the hosts the agent needs",
 			"network is public: the VM can reach the whole public internet (egress is not limited to the agent's hosts)")
 	}
-	for i, h := range nw.Allow {
-		if !ValidHost(h) {
-			f := fmt.Sprintf("network.allow[%d]", i)
-			c.at(SandboxFile, c.sbL.at[f], SeverityError, f, ruleHelp["asb_host"], "%s %q is not a domain name or *.domain", f, h)
-		}
-	}
+	// (Each allow and deny entry is a schema.Host: the loader checks it.)
 }
 
 func (l *loader) hasKey(key string) bool { return l.at[key] != nil }

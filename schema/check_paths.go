@@ -22,12 +22,6 @@ func resolvePath(p string) string {
 	}
 }
 
-// within reports whether p is base or below it.
-func within(p, base string) bool {
-	rel, err := filepath.Rel(base, p)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
-}
-
 func (c *checker) hostPath(p string) string {
 	switch {
 	case p == "~" || strings.HasPrefix(p, "~/"):

@@ -19,9 +19,8 @@ func (c *checker) checkSecrets() {
 	for _, name := range names {
 		s := c.sec[name]
 		key := c.secL.at[name+".key"]
-		if !ValidEnvName(name) {
-			c.at(SecretsFile, key, SeverityError, name, ruleHelp["asb_env"],
-				"secret name %q is not an environment variable name; the VM sees it as one", name)
+		if re := SecretName(name); re != nil {
+			c.at(SecretsFile, key, SeverityError, name, re.Fix, "secret name %q %s", name, re.Why)
 		}
 		vnode := c.secL.at[name+".value"]
 		switch ref, ok := EnvRef(s.Value); {
@@ -51,8 +50,8 @@ func (c *checker) checkSecrets() {
 		for i, h := range s.Allow {
 			f := fmt.Sprintf("%s.allow[%d]", name, i)
 			n := c.secL.at[f]
-			if !ValidHost(h) {
-				c.at(SecretsFile, n, SeverityError, f, ruleHelp["asb_host"], "%s %q is not a domain name or *.domain", f, h)
+			if re := Host(h); re != nil {
+				c.at(SecretsFile, n, SeverityError, f, re.Fix, "%s %q %s", f, h, re.Why)
 				continue
 			}
 			if !eg.reaches(h) {

@@ -2,7 +2,6 @@ package schema
 
 import (
 	"fmt"
-	"strings"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -124,8 +123,9 @@ func (l *loader) rules(v *yaml.Node, field string) []string {
 		if !ok {
 			continue
 		}
-		if !strings.Contains(s, ".") {
-			l.errf(it, f, "use a full domain name such as api.example.com", "%s %q is a single label; msb rejects it as ambiguous", f, s)
+		if re := Host(s); re != nil {
+			// (msb itself takes a single label for an ambiguous keyword.)
+			l.errf(it, f, re.Fix, "%s %q %s", f, s, re.Why)
 			continue
 		}
 		out = append(out, s)

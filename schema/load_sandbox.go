@@ -85,11 +85,21 @@ func (l *loader) sandbox(data []byte) (*Sandbox, *yaml.Node) {
 				}
 			}
 		case "cpus":
-			if n, ok := l.integer(v, key, 1, 255); ok {
-				sb.CPUs = int(n)
+			if n, ok := l.integer(v, key, 0, 1<<31-1); ok {
+				if re := CPUs(int(n)); re != nil {
+					l.errf(v, key, re.Fix, "cpus %s %s", re.Value, re.Why)
+				} else {
+					sb.CPUs = int(n)
+				}
 			}
 		case "memory":
-			sb.Memory, _ = l.size(v, key)
+			if s, ok := l.str(v, key); ok {
+				if re := Memory(s); re != nil {
+					l.errf(v, key, re.Fix, "memory %q %s", s, re.Why)
+				} else {
+					sb.Memory = s
+				}
+			}
 		case "max_duration":
 			sb.MaxDuration, _ = l.duration(v, key)
 		case "idle_timeout":
@@ -171,8 +181,8 @@ func (l *loader) ports(v *yaml.Node, field string) []string {
 		if !ok {
 			continue
 		}
-		if _, err := ParsePort(s); err != nil {
-			l.errf(it, f, ruleHelp["asb_port"]+" (add /udp for UDP)", "%s: %v", f, err)
+		if _, re := Port(s); re != nil {
+			l.errf(it, f, re.Fix+" (add /udp for UDP)", "%s %q %s", f, s, re.Why)
 			continue
 		}
 		out = append(out, s)

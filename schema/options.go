@@ -1,7 +1,6 @@
 package schema
 
 import (
-	"fmt"
 	"strings"
 )
 
@@ -14,7 +13,7 @@ const (
 
 // SecretSpec is one credential binding requested with --secret NAME@HOST,…
 type SecretSpec struct {
-	Name  string   `flag:"name" validate:"required,asb_env"`
+	Name  string   `flag:"name" validate:"asb_secret"`
 	Hosts []string `flag:"hosts" validate:"required,min=1,dive,asb_host"`
 }
 
@@ -39,8 +38,8 @@ func ParseSecretSpec(s string) (SecretSpec, error) {
 type InitOptions struct {
 	Agent     string       `flag:"agent" validate:"required"`
 	Name      string       `flag:"name" validate:"required,asb_project"`
-	CPUs      int          `flag:"cpus" validate:"min=1,max=64"`
-	Memory    string       `flag:"memory" validate:"required,asb_size"`
+	CPUs      int          `flag:"cpus" validate:"asb_cpus"`
+	Memory    string       `flag:"memory" validate:"asb_memory"`
 	Secrets   []SecretSpec `flag:"secret" validate:"dive"`
 	Network   string       `flag:"network" validate:"oneof=allow public none"`
 	Allow     []string     `flag:"allow" validate:"dive,asb_host"`
@@ -67,19 +66,13 @@ func (o *InitOptions) Validate() error {
 		return &FieldError{Field: "--network", Value: o.Network,
 			Fix: "--network none blocks every host, so --allow and --secret hosts would be unreachable; use --network allow"}
 	}
-	if err := o.checkMemory(); err != nil {
-		return err
+	var ports []PortSpec
+	for _, s := range o.Ports {
+		p, _ := Port(s) // each checked by its tag above
+		ports = append(ports, p)
 	}
-	return nil
-}
-
-func (o *InitOptions) checkMemory() error {
-	mib, err := ParseSize(o.Memory)
-	if err != nil {
-		return &FieldError{Field: "--memory", Value: o.Memory, Fix: ruleHelp["asb_size"]}
-	}
-	if mib < 256 {
-		return &FieldError{Field: "--memory", Value: o.Memory, Fix: fmt.Sprintf("give the VM at least 256M (got %d MiB)", mib)}
+	if _, re := PortConflict(ports); re != nil {
+		return RuleField("--port", re)
 	}
 	return nil
 }

@@ -13,8 +13,8 @@ type Sandbox struct {
 	Image                 string            `yaml:"image,omitempty" json:"image,omitempty" validate:"required"`
 	PullPolicy            string            `yaml:"pull_policy,omitempty" json:"pull_policy,omitempty" validate:"omitempty,oneof=missing always never"`
 	Registry              yaml.Node         `yaml:"registry,omitempty" json:"registry,omitempty"`
-	CPUs                  int               `yaml:"cpus,omitempty" json:"cpus,omitempty" validate:"omitempty,min=1,max=128"`
-	Memory                string            `yaml:"memory,omitempty" json:"memory,omitempty" validate:"omitempty,asb_size"`
+	CPUs                  int               `yaml:"cpus,omitempty" json:"cpus,omitempty" validate:"omitempty,asb_cpus"`
+	Memory                string            `yaml:"memory,omitempty" json:"memory,omitempty" validate:"omitempty,asb_memory"`
 	MaxDuration           string            `yaml:"max_duration,omitempty" json:"max_duration,omitempty"`
 	IdleTimeout           string            `yaml:"idle_timeout,omitempty" json:"idle_timeout,omitempty"`
 	Rlimits               yaml.Node         `yaml:"rlimits,omitempty" json:"rlimits,omitempty"`

@@ -21,12 +21,16 @@ func NewValidator() *validator.Validate {
 		}
 	}
 	must("asb_project", ValidProjectName)
-	must("asb_env", ValidEnvName)
-	must("asb_host", ValidHost)
 	must("asb_image", ValidImageRef)
 	must("asb_version", ValidVersion)
-	must("asb_size", func(s string) bool { _, err := ParseSize(s); return err == nil })
-	must("asb_port", func(s string) bool { _, err := ParsePort(s); return err == nil })
+	// The rules of rules.go, so that a flag is judged as validate and the
+	// edit commands judge the same value.
+	for tag, rule := range stringRules {
+		must(tag, func(s string) bool { return rule(s) == nil })
+	}
+	if err := v.RegisterValidation("asb_cpus", func(fl validator.FieldLevel) bool { return CPUs(int(fl.Field().Int())) == nil }); err != nil {
+		panic(err)
+	}
 	// Name fields after the flag (or YAML key) a user typed, not the Go name.
 	v.RegisterTagNameFunc(func(f reflect.StructField) string {
 		for _, key := range []string{"flag", "yaml"} {
@@ -37,6 +41,14 @@ func NewValidator() *validator.Validate {
 		return f.Name
 	})
 	return v
+}
+
+// stringRules are the rules.go rules behind validator tags.
+var stringRules = map[string]func(string) *RuleError{
+	"asb_secret": SecretName,
+	"asb_host":   Host,
+	"asb_memory": Memory,
+	"asb_port":   func(s string) *RuleError { _, re := Port(s); return re },
 }
 
 // ruleHelp says, per validator tag, what a valid value looks like.
@@ -55,18 +67,46 @@ var ruleHelp = map[string]string{
 	"dive":        "each entry must be valid",
 }
 
-// FieldError is one invalid value: which field, what was given, how to fix.
+// ruleOf returns the rules.go verdict behind a validator error, nil when
+// the tag is not one of those rules.
+func ruleOf(fe validator.FieldError) *RuleError {
+	if rule, ok := stringRules[fe.Tag()]; ok {
+		if s, ok := fe.Value().(string); ok {
+			return rule(s)
+		}
+	}
+	if fe.Tag() == "asb_cpus" {
+		if n, ok := fe.Value().(int); ok {
+			return CPUs(n)
+		}
+	}
+	return nil
+}
+
+// FieldError is one invalid value: which field, what was given, why it is
+// refused (a rule's reason, when one judged it) and how to fix it.
 type FieldError struct {
 	Field string // flag or key name, e.g. "--name" or "network.allow[0]"
 	Value string
+	Why   string
 	Fix   string
 }
 
 func (e *FieldError) Error() string {
-	if e.Value == "" {
+	switch {
+	case e.Value == "" && e.Why != "":
+		return fmt.Sprintf("%s: %s; %s", e.Field, e.Why, e.Fix)
+	case e.Value == "":
 		return fmt.Sprintf("%s: %s", e.Field, e.Fix)
+	case e.Why != "":
+		return fmt.Sprintf("%s %q %s; %s", e.Field, e.Value, e.Why, e.Fix)
 	}
 	return fmt.Sprintf("%s %q is invalid: %s", e.Field, e.Value, e.Fix)
+}
+
+// RuleField frames a rule's verdict on a flag or key.
+func RuleField(field string, re *RuleError) *FieldError {
+	return &FieldError{Field: field, Value: re.Value, Why: re.Why, Fix: re.Fix}
 }
 
 // Explain turns validator errors into FieldErrors; prefix is put before each
@@ -78,17 +118,20 @@ func Explain(err error, prefix string) error {
 	}
 	out := make([]error, 0, len(verrs))
 	for _, fe := range verrs {
+		ns := fe.Namespace()
+		if _, rest, ok := strings.Cut(ns, "."); ok {
+			ns = rest // Struct.field[0].sub: drop the struct name
+		}
+		if re := ruleOf(fe); re != nil {
+			out = append(out, &FieldError{Field: prefix + ns, Value: fmt.Sprint(fe.Value()), Why: re.Why, Fix: re.Fix})
+			continue
+		}
 		fix, ok := ruleHelp[fe.Tag()]
 		if !ok {
 			fix = "it fails the " + fe.Tag() + " rule"
 		}
 		if fe.Tag() == "oneof" || fe.Tag() == "min" || fe.Tag() == "max" {
 			fix = fmt.Sprintf("%s (%s %s)", fix, fe.Tag(), fe.Param())
-		}
-		// Namespace is Struct.field[0].sub; drop the struct name.
-		ns := fe.Namespace()
-		if _, rest, ok := strings.Cut(ns, "."); ok {
-			ns = rest
 		}
 		out = append(out, &FieldError{Field: prefix + ns, Value: fmt.Sprint(fe.Value()), Fix: fix})
 	}

@@ -209,13 +209,14 @@ func TestRefusalsWriteNothing(t *testing.T) {
 		{[]string{"secret", "add", "OPENCODE_API_KEY", "--allow", "x.example.com"}, "bound already"},
 		{[]string{"secret", "add", "bad-name", "--allow", "x.example.com"}, "not an environment variable name"},
 		{[]string{"secret", "add", "TOKEN"}, "--allow is required"},
-		{[]string{"secret", "add", "TOKEN", "--allow", "https://x.example.com/"}, "not a host name"},
-		{[]string{"secret", "add", "TOKEN", "--allow", "10.0.0.1"}, "not a host name"},
+		{[]string{"secret", "add", "TOKEN", "--allow", "https://x.example.com/"}, "is a URL, not a host"},
+		{[]string{"secret", "add", "TOKEN", "--allow", "10.0.0.1"}, "is an IP address"},
 		{[]string{"secret", "rm", "NOPE"}, "no secret NOPE"},
-		{[]string{"network", "allow", "x.example.com:443"}, "not a host name"},
+		{[]string{"network", "allow", "x.example.com:443"}, "is not a domain name"},
+		{[]string{"network", "allow", ""}, "no host was given"},
 		{[]string{"network", "deny", "opencode.ai"}, "empty network.allow"},
 		{[]string{"mount", "add", "..", "/outer"}, "outer folder itself"},
-		{[]string{"mount", "add", "../..", "/up"}, "ancestor of the outer folder"},
+		{[]string{"mount", "add", "../..", "/up"}, "holds the outer folder"},
 		{[]string{"mount", "add", "/", "/root-fs"}, "whole filesystem"},
 		{[]string{"mount", "add", "~", "/h"}, "home folder"},
 		{[]string{"mount", "add", "sub", "/sub"}, "secrets.env"},
@@ -224,7 +225,7 @@ func TestRefusalsWriteNothing(t *testing.T) {
 		{[]string{"mount", "add", "sub", "relative"}, "absolute"},
 		{[]string{"mount", "add", "../toolchain", "/workspace"}, "asb mounts itself"},
 		{[]string{"mount", "add", "../toolchain", "/home/dev/.config/opencode/x"}, "asb mounts itself"},
-		{[]string{"mount", "add", "../toolchain", "/home"}, "asb mounts itself"},
+		{[]string{"mount", "add", "../toolchain", "/home"}, "which the VM needs for itself"},
 		{[]string{"mount", "rm", "/nothing"}, "nothing is mounted"},
 		{[]string{"mount", "rm", "/workspace"}, "/workspace"},
 		{[]string{"port", "add", "5173"}, "HOST:GUEST"},
@@ -245,7 +246,7 @@ func TestRefusalsWriteNothing(t *testing.T) {
 	// A port that is forwarded already is refused too.
 	h.mustRun("port", "add", "8080:80")
 	before = h.snapshot()
-	if h.run("port", "add", "8080:81") == 0 || !strings.Contains(h.err.String(), "forwarded already") {
+	if h.run("port", "add", "8080:81") == 0 || !strings.Contains(h.err.String(), "which 8080:80 forwards already") {
 		t.Errorf("second forward of 8080 was not refused: %s", h.err.String())
 	}
 	if diff := cmp.Diff(before, h.snapshot()); diff != "" {

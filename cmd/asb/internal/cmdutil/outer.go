@@ -1,6 +1,7 @@
 package cmdutil
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -88,4 +89,14 @@ func NeedSubcommand(cmd *cobra.Command, _ []string) error {
 	}
 	return &UsageError{Err: fmt.Errorf("say what to do: %s %s (%s --help)",
 		cmd.CommandPath(), strings.Join(names, "|"), cmd.CommandPath())}
+}
+
+// InputError makes a refused value (a rule's verdict on an argument or a
+// flag, schema.FieldError) a usage error, exit code 2; other errors pass.
+func InputError(err error) error {
+	var fe *schema.FieldError
+	if errors.As(err, &fe) {
+		return &UsageError{Err: err}
+	}
+	return err
 }

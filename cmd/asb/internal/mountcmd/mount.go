@@ -15,11 +15,12 @@ import (
 
 // Options are the parsed command line of `asb mount`.
 type Options struct {
-	Factory  *cmdutil.Factory
-	Dir      string
-	HostPath string
-	Guest    string
-	ReadOnly bool
+	Factory   *cmdutil.Factory
+	Dir       string
+	HostPath  string
+	Guest     string
+	ReadOnly  bool
+	AllowHome bool
 }
 
 // NewCmd returns `asb mount` and its subcommands.
@@ -47,11 +48,27 @@ before it is written, and nothing is written if it fails.`,
 outer folder it is written as ./PATH (so the folder still works when it is
 cloned elsewhere), outside it as an absolute path.
 
-Refused, as by asb validate: a HOST_PATH that does not exist; /, your home
-folder, the outer folder or a folder above it; a folder that holds a
-secrets.env or secrets.yaml; a GUEST_PATH that is not absolute, is already
-mounted, or is or holds /workspace, /home/dev or the agent's config folder
-(e.g. /home/dev/.config/opencode).`,
+The mount policy (asb validate applies it too) refuses a mount that would
+hand the host over to the VM:
+
+  HOST_PATH   must be a folder that exists; not /, the outer folder or a
+              folder above it (the VM would see secrets.env), not a folder
+              holding a secrets.env or secrets.yaml; not a system folder of
+              the host (/etc, /usr, /proc, /sys, /dev, /boot, /run, /root,
+              /var/lib/docker, … or all of /var, /opt, /home); not a folder
+              holding a container engine's socket (docker.sock, podman.sock:
+              whoever reaches one is root on the host); not a folder under
+              your $HOME (keys, tokens, history) unless --allow-home says
+              you mean it; not a host folder mounted already.
+  GUEST_PATH  must be absolute; not a folder the VM needs (/etc, /proc,
+              /sys, /dev, /usr, /bin, /lib, /sbin, /boot, /run, nor all of
+              /var, /tmp or /home/dev); not one asb mounts itself
+              (/workspace, /home/dev, the agent's config folder), nor inside
+              or above them (a folder inside /home/dev is fine); not one
+              mounted already.
+
+asb validate also warns when a read-only mount's folder lies inside a
+writable one (the VM could change it there).`,
 		Example: `  # A read-only dataset
   asb mount add ~/datasets /data --ro
 
@@ -64,6 +81,7 @@ mounted, or is or holds /workspace, /home/dev or the agent's config folder
 		},
 	}
 	add.Flags().BoolVar(&opts.ReadOnly, "ro", false, "mount read-only: the VM cannot change the folder")
+	add.Flags().BoolVar(&opts.AllowHome, "allow-home", false, "allow a folder under $HOME (written as a '# asb: allow-home' comment beside it)")
 	cmd.AddCommand(add)
 	cmd.AddCommand(cmdutil.ShowCommand(opts.Factory, &opts.Dir, "ls", []string{"list"},
 		"List what the VM sees of the host", (*outer.Boundary).PrintMounts))
@@ -86,9 +104,6 @@ agent works there.`,
 
 func runAdd(o *Options) error {
 	guest := o.Guest
-	if !path.IsAbs(guest) {
-		return &cmdutil.UsageError{Err: fmt.Errorf("GUEST_PATH %q must be an absolute path in the VM, e.g. /data", guest)}
-	}
 	if strings.ContainsAny(guest, ":\n") {
 		return &cmdutil.UsageError{Err: fmt.Errorf("GUEST_PATH %q must not contain ':' or a newline", guest)}
 	}
@@ -103,9 +118,9 @@ func runAdd(o *Options) error {
 	if err != nil {
 		return err
 	}
-	e, err := f.AddMount(outer.MountRequest{HostPath: o.HostPath, WorkDir: wd, Guest: guest, ReadOnly: o.ReadOnly})
+	e, err := f.AddMount(outer.MountRequest{HostPath: o.HostPath, WorkDir: wd, Guest: guest, ReadOnly: o.ReadOnly, AllowHome: o.AllowHome})
 	if err != nil {
-		return err
+		return cmdutil.InputError(err)
 	}
 	cmdutil.PrintWarnings(o.Factory.IO.ErrOut, e.Warnings)
 	w := o.Factory.IO.Out

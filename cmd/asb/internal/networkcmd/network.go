@@ -87,9 +87,6 @@ it can never be used.`,
 }
 
 func runEdit(o *Options, allow bool) error {
-	if err := outer.CheckHosts("host", o.Hosts); err != nil {
-		return &cmdutil.UsageError{Err: err}
-	}
 	f, err := cmdutil.OpenFolder(o.Factory, o.Dir)
 	if err != nil {
 		return err
@@ -100,7 +97,7 @@ func runEdit(o *Options, allow bool) error {
 	}
 	e, warns, err := edit(o.Hosts)
 	if err != nil {
-		return err
+		return cmdutil.InputError(err)
 	}
 	cmdutil.PrintWarnings(o.Factory.IO.ErrOut, warns)
 	w := o.Factory.IO.Out

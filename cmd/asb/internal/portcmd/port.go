@@ -72,23 +72,19 @@ it) or only the host port, which removes every entry for it.`,
 }
 
 func runAdd(o *Options) error {
-	p, err := schema.ParsePort(o.Spec)
-	if err != nil {
-		return &cmdutil.UsageError{Err: err}
-	}
 	f, err := cmdutil.OpenFolder(o.Factory, o.Dir)
 	if err != nil {
 		return err
 	}
-	warns, err := f.AddPort(p)
+	p, warns, err := f.AddPort(o.Spec)
 	if err != nil {
-		return err
+		return cmdutil.InputError(err)
 	}
 	cmdutil.PrintWarnings(o.Factory.IO.ErrOut, warns)
 	w := o.Factory.IO.Out
 	fmt.Fprintf(w, "added to ports: %s\n", p.String())
-	if p.Bind != "" && p.Bind != "127.0.0.1" {
-		fmt.Fprintf(w, "note: bound to %s, so other machines may reach port %d too\n", p.Bind, p.Host)
+	if note := schema.PortExposure(p); note != "" {
+		fmt.Fprintf(w, "note: %s\n", note)
 	}
 	fmt.Fprintln(w, "a running VM keeps its old ports until it is created again (asb task vm:create)")
 	fmt.Fprintln(w)

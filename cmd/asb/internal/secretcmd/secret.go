@@ -10,7 +10,6 @@ import (
 
 	"github.com/agents-sandbox/asb/cmd/asb/internal/cmdutil"
 	"github.com/agents-sandbox/asb/outer"
-	"github.com/agents-sandbox/asb/schema"
 )
 
 // Options are the parsed command line of `asb secret`.
@@ -115,15 +114,9 @@ one), and NAME's line in secrets.env, which is yours and may hold the value.`,
 }
 
 func runAdd(o *Options) error {
-	if !schema.ValidEnvName(o.Name) {
-		return &cmdutil.UsageError{Err: fmt.Errorf("NAME %q is not an environment variable name: use letters, digits and _, not starting with a digit (e.g. GITHUB_TOKEN)", o.Name)}
-	}
 	hosts := outer.SplitHosts(o.Allow)
 	if len(hosts) == 0 {
 		return &cmdutil.UsageError{Err: fmt.Errorf("--allow is required: a secret with no host could never be sent anywhere; e.g. asb secret add %s --allow api.example.com", o.Name)}
-	}
-	if err := outer.CheckHosts("--allow", hosts); err != nil {
-		return &cmdutil.UsageError{Err: err}
 	}
 	f, err := cmdutil.OpenFolder(o.Factory, o.Dir)
 	if err != nil {
@@ -138,7 +131,7 @@ func runAdd(o *Options) error {
 	}
 	e, err := f.AddSecret(req)
 	if err != nil {
-		return err
+		return cmdutil.InputError(err)
 	}
 	cmdutil.PrintWarnings(o.Factory.IO.ErrOut, e.Warnings)
 	w := o.Factory.IO.Out
@@ -201,9 +194,6 @@ func runLs(o *Options) error {
 }
 
 func runRm(o *Options) error {
-	if !schema.ValidEnvName(o.Name) {
-		return &cmdutil.UsageError{Err: fmt.Errorf("NAME %q is not an environment variable name", o.Name)}
-	}
 	f, err := cmdutil.OpenFolder(o.Factory, o.Dir)
 	if err != nil {
 		return err

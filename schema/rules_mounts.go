@@ -1,0 +1,176 @@
+package schema
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+)
+
+// The mount policy: which host folders a VM may see, and where. A mount
+// must not hand the host over to the VM: not its system folders, not the
+// container engine (its socket is root on the host), not the outer folder
+// (secrets.env, and sandbox.yaml the VM could rewrite), not the user's
+// $HOME unless they say so. asb mount add and asb validate both apply it.
+
+// HomeConsent is the comment that allows a mount of a folder under $HOME,
+// written beside its host path in sandbox.yaml (asb mount add --allow-home
+// writes it), so that the exception is in the file a team reviews.
+const HomeConsent = "asb: allow-home"
+
+// hostSystem are host folders a mount may be neither of nor under.
+var hostSystem = []string{"/etc", "/proc", "/sys", "/dev", "/boot", "/root", "/run", "/var/run", "/bin", "/sbin",
+	"/lib", "/lib32", "/lib64", "/libx32", "/usr", "/var/lib/docker", "/var/lib/containers", "/var/lib/containerd",
+	"/var/lib/kubelet", "/System", "/Library", "/private"}
+
+// hostTops are host folders a mount may be under, but not of (all of /var
+// or /opt is the host's; /var/data is a user's).
+var hostTops = []string{"/var", "/opt", "/srv", "/home", "/Users", "/mnt", "/media", "/Volumes", "/tmp"}
+
+// engineSockets are the container engines' sockets: who can reach one is
+// root on the host, so no mount may hold one (nor its folder, nor above).
+var engineSockets = []string{"/var/run/docker.sock", "/run/docker.sock", "/run/podman/podman.sock",
+	"/run/containerd/containerd.sock", "/var/run/crio/crio.sock", "/run/buildkit/buildkitd.sock"}
+
+// guestSystem are guest paths the VM needs: a mount may be neither of nor
+// under them.
+var guestSystem = []string{"/etc", "/proc", "/sys", "/dev", "/usr", "/bin", "/lib", "/lib64", "/sbin", "/boot", "/run"}
+
+// guestTops are guest paths a mount may be under but not of.
+var guestTops = []string{"/var", "/tmp", "/root", "/home", "/home/dev", "/opt"}
+
+// MountRules judge mounts for one outer folder.
+type MountRules struct {
+	Dir  string // the outer folder, absolute and resolved
+	Home string // $HOME, resolved ("" unknown)
+	// Getenv finds the per-user engine sockets ($XDG_RUNTIME_DIR).
+	Getenv func(string) string
+	// Own are the guest paths asb mounts itself: /workspace, /home/dev,
+	// the agents' config folders.
+	Own []string
+}
+
+// HostFolder judges the host side of a bind: host is absolute, cleaned and
+// symlink-resolved; homeOK is the user's consent to a folder under $HOME.
+func (m MountRules) HostFolder(host string, homeOK bool) *RuleError {
+	fix := "mount a folder that holds only what the agent needs, e.g. ./workspace or a data folder of its own"
+	switch {
+	case host == "/":
+		return &RuleError{Value: host, Why: "is the host's whole filesystem", Fix: fix}
+	case host == m.Dir:
+		return &RuleError{Value: host, Why: "is the outer folder itself: the VM would see secrets.env and could rewrite sandbox.yaml", Fix: fix}
+	case Within(m.Dir, host):
+		return &RuleError{Value: host, Why: "holds the outer folder: the VM would see secrets.env and sandbox.yaml", Fix: fix}
+	case m.Home != "" && Within(m.Home, host):
+		return &RuleError{Value: host, Why: "holds your home folder $HOME", Fix: fix}
+	}
+	for _, s := range hostSystem {
+		if Within(host, s) {
+			return &RuleError{Value: host, Why: "is a system folder of the host (" + s + "): the VM would get the host's own files", Fix: fix}
+		}
+	}
+	for _, s := range hostTops {
+		if host == s {
+			return &RuleError{Value: host, Why: "is a whole system folder of the host", Fix: fix}
+		}
+	}
+	for _, sock := range m.sockets() {
+		if Within(sock, host) {
+			return &RuleError{Value: host, Why: "holds " + sock + ", a container engine's socket: whoever reaches it is root on the host", Fix: fix}
+		}
+	}
+	if m.Home != "" && Within(host, m.Home) && !Within(host, m.Dir) && !homeOK {
+		return &RuleError{Value: host, Why: "is under your home folder $HOME, which holds your keys, tokens and history",
+			Fix: "mount a folder outside $HOME, or, if you mean it, add it with asb mount add --allow-home (it writes the comment # " + HomeConsent + ")"}
+	}
+	return nil
+}
+
+// sockets are the engine sockets of this host that exist, the user's own
+// rootless ones included.
+func (m MountRules) sockets() []string {
+	list := engineSockets
+	if m.Getenv != nil {
+		if rt := m.Getenv("XDG_RUNTIME_DIR"); rt != "" {
+			list = append(list, filepath.Join(rt, "podman", "podman.sock"), filepath.Join(rt, "docker.sock"))
+		}
+	}
+	if m.Home != "" {
+		list = append(list, filepath.Join(m.Home, ".docker", "run", "docker.sock"))
+	}
+	var out []string
+	for _, s := range list {
+		if fi, err := os.Lstat(s); err == nil && fi.Mode()&fs.ModeSocket != 0 {
+			out = append(out, resolvePath(s))
+		}
+	}
+	return out
+}
+
+// HostKind judges what is at a bind's host path: it must be a folder.
+func HostKind(host string) *RuleError {
+	fi, err := os.Stat(host)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return &RuleError{Value: host, Why: "does not exist (msb would fail to start the VM)", Fix: "create the folder first, or fix the path"}
+	case err != nil:
+		return &RuleError{Value: host, Why: "cannot be read: " + err.Error(), Fix: "fix its permissions"}
+	case !fi.IsDir():
+		return &RuleError{Value: host, Why: "is not a folder; asb mounts folders", Fix: "mount the folder that holds it (read-only if the agent must not change it)"}
+	}
+	return nil
+}
+
+// GuestPath judges the guest side of a mount: absolute, and none of the
+// paths the VM needs or asb mounts itself (own, when the mount is not
+// asb's own mount of that path).
+func (m MountRules) GuestPath(guest string, ownMount bool) *RuleError {
+	fix := "mount it somewhere of its own, e.g. /data"
+	if !strings.HasPrefix(guest, "/") {
+		return &RuleError{Value: guest, Why: "is not an absolute path in the VM", Fix: fix}
+	}
+	g := path.Clean(guest)
+	if g == "/" {
+		return &RuleError{Value: guest, Why: "is the VM's root", Fix: fix}
+	}
+	for _, s := range guestSystem {
+		if IsUnderGuest(g, s) {
+			return &RuleError{Value: guest, Why: "is " + s + ", which the VM needs for itself", Fix: fix}
+		}
+	}
+	for _, s := range guestTops {
+		if g == s {
+			return &RuleError{Value: guest, Why: "is " + s + ", which the VM needs for itself", Fix: fix}
+		}
+	}
+	if ownMount {
+		return nil
+	}
+	for _, own := range m.Own {
+		if IsUnderGuest(own, g) {
+			return &RuleError{Value: guest, Why: "would cover " + own + ", which asb mounts itself", Fix: fix}
+		}
+		if own != "/home/dev" && IsUnderGuest(g, own) {
+			return &RuleError{Value: guest, Why: "is inside " + own + ", which asb mounts itself", Fix: fix}
+		}
+	}
+	return nil
+}
+
+// IsUnderGuest reports whether guest path p is q or inside it.
+func IsUnderGuest(p, q string) bool {
+	p, q = path.Clean(p), path.Clean(q)
+	return p == q || q == "/" || strings.HasPrefix(p, q+"/")
+}
+
+// Within reports whether the host path p is base or below it.
+func Within(p, base string) bool {
+	rel, err := filepath.Rel(base, p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
+// ResolvePath resolves the symlinks of the longest existing prefix of p (an
+// absolute, clean path) and appends the rest.
+func ResolvePath(p string) string { return resolvePath(p) }
