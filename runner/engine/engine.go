@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/agents-sandbox/asb/runner"
+	"github.com/go-task/task/v3/taskfile/ast"
+	"go.yaml.in/yaml/v3"
 )
 
 // Stdio are the streams the engine and the tasks' commands use.
@@ -28,16 +30,23 @@ type Stdio struct {
 
 // Main is asb-task's main: it decodes the spec, runs it, prints an error as
 // asb does ("asb: …") and returns the exit code.
-func Main(args []string) int {
+func Main(args []string) (code int) {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 	stdio := Stdio{In: os.Stdin, Out: os.Stdout, Err: os.Stderr}
+	defer func() {
+		// A panic in go-task: one line, no stack (its frames could hold values).
+		if r := recover(); r != nil {
+			fmt.Fprintln(stdio.Err, "asb: internal error in the go-task engine; please report it with the command you ran")
+			code = 70
+		}
+	}()
 	spec, err := runner.DecodeSpec(args)
 	if err == nil {
 		err = Run(ctx, spec, stdio)
 	}
 	if err != nil {
-		fmt.Fprintf(stdio.Err, "asb: %s\n", err)
+		fmt.Fprintf(stdio.Err, "asb: %s\n", err) // Run's errors are redacted
 	}
 	return ExitCode(err)
 }
@@ -55,8 +64,26 @@ func ExitCode(err error) int {
 	return 1
 }
 
-// Run runs spec: lists, summarises, or runs the named tasks.
-func Run(ctx context.Context, spec runner.EngineSpec, stdio Stdio) error {
+// Run runs spec: lists, summarises, or runs the named tasks. No secret
+// value reaches its output or its error (secrets.go).
+func Run(ctx context.Context, spec runner.EngineSpec, stdio Stdio) (err error) {
+	var secrets []string
+	defer func() {
+		if err != nil {
+			err = redactedError{err: err, msg: redact(err.Error(), secrets)}
+		}
+	}()
+	if spec.List || spec.Summary != "" || spec.Dry {
+		// Nothing runs: what go-task prints can all go through a redactor
+		// (a command's terminal never does).
+		if tf, rerr := readAST(spec.Dir); rerr == nil {
+			_, secrets = secretsOf(spec.Dir, tf)
+		}
+		out, errOut := newRedactor(stdio.Out, secrets), newRedactor(stdio.Err, secrets)
+		defer out.Flush()
+		defer errOut.Flush()
+		stdio.Out, stdio.Err = out, errOut
+	}
 	tasks, err := NewTasks(TaskOptions{
 		Dir: spec.Dir, Stdin: stdio.In, Stdout: stdio.Out, Stderr: stdio.Err,
 		Verbose: spec.Verbose, Silent: spec.Silent, Dry: spec.Dry, Force: spec.Force, Yes: spec.Yes,
@@ -68,6 +95,9 @@ func Run(ctx context.Context, spec runner.EngineSpec, stdio Stdio) error {
 		return tasks.List()
 	}
 	tasks.SetVars(spec.Vars)
+	names, values := secretsOf(spec.Dir, tasks.e.Taskfile)
+	secrets = values
+	markSecret(tasks.e.Taskfile, names)
 	if spec.Summary != "" {
 		return tasks.Summary(ctx, spec.Summary)
 	}
@@ -98,4 +128,27 @@ func folderLock(spec runner.EngineSpec, stderr io.Writer) Locker {
 		}
 		return l.Release, nil
 	}
+}
+
+// redactedError is an error whose message had secret values taken out; it
+// keeps the exit code of the error it stands for.
+type redactedError struct {
+	err error
+	msg string
+}
+
+func (e redactedError) Error() string { return e.msg }
+func (e redactedError) Unwrap() error { return e.err }
+
+// readAST parses the outer folder's Taskfile with go-task's own parser.
+func readAST(dir string) (*ast.Taskfile, error) {
+	raw, err := os.ReadFile(filepath.Join(dir, runner.TaskfileName))
+	if err != nil {
+		return nil, err
+	}
+	var tf ast.Taskfile
+	if err := yaml.Unmarshal(raw, &tf); err != nil {
+		return nil, err
+	}
+	return &tf, nil
 }

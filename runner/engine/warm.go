@@ -271,7 +271,9 @@ func (t *Tasks) templatesDependOnKeyOnly(text string) string {
 		if v.Sh != nil {
 			return "var " + k + " is computed by a command (sh:)"
 		}
-		known[k] = true
+		// A secret var (secrets.go) holds a value that must never be
+		// recorded: a template using one keeps the run the engine's.
+		known[k] = !v.Secret
 	}
 	for _, name := range t.Names() {
 		at, _ := t.e.Taskfile.Tasks.Get(name)
