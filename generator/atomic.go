@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 )
 
 // WriteFileAtomic replaces path with data: it writes a temporary file in the
@@ -148,4 +149,38 @@ func syncDir(dir string) error {
 	}
 	defer d.Close()
 	return d.Sync()
+}
+
+// StagingPattern is the name of a temporary file a write stages its content
+// in (.NAME.asb-NNNN, beside NAME); the generated .gitignore ignores it.
+const StagingPattern = ".*.asb-*"
+
+var stagingRe = regexp.MustCompile(`^\..+\.asb-[0-9]+$`)
+
+// CleanStaging removes the staging files a write that was killed left under
+// root (workspace/ and .git are not looked into), and returns their paths
+// relative to root. Call it holding the folder's lock: a live write's
+// staging files are its own.
+func CleanStaging(root string) ([]string, error) {
+	var removed []string
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if errors.Is(err, fs.ErrNotExist) && p == root {
+			return filepath.SkipAll
+		}
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && p != root && (d.Name() == ".git" || d.Name() == "workspace" && filepath.Dir(p) == root || d.Name() == "node_modules") {
+			return filepath.SkipDir
+		}
+		if d.Type().IsRegular() && stagingRe.MatchString(d.Name()) {
+			if err := os.Remove(p); err != nil {
+				return err
+			}
+			rel, _ := filepath.Rel(root, p)
+			removed = append(removed, filepath.ToSlash(rel))
+		}
+		return nil
+	})
+	return removed, err
 }

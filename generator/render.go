@@ -38,6 +38,10 @@ type File struct {
 	// (secrets.env): it is never replaced, not even with --force, and never
 	// copied to a .orig file, since it may hold real credentials.
 	Preserve bool
+	// AppendLines marks a file whose lines are required, not its whole
+	// content (.gitignore): an existing file keeps every line it has and
+	// gets the plan's lines it lacks appended, never a line removed.
+	AppendLines bool
 }
 
 // Plan is the whole outer folder, sorted by path.
@@ -252,8 +256,11 @@ func renderTree(tree fs.FS, root, dest string, d *Data, funcs template.FuncMap, 
 			}
 		}
 		f := File{Path: out, Mode: ModeFile, Content: content}
-		if out == "secrets.env" {
+		switch out {
+		case "secrets.env":
 			f.Mode, f.Preserve = ModeSecret, true
+		case ".gitignore":
+			f.AppendLines = true // an existing repository's own .gitignore
 		}
 		plan.Files = append(plan.Files, f)
 		return nil

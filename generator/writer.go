@@ -36,6 +36,9 @@ type Change struct {
 	Dir    bool // a folder
 	Action Action
 	Why    string
+	// Content, when set, is what is written instead of the plan's (a file
+	// of AppendLines: the user's lines and the missing ones).
+	Content []byte
 }
 
 // WriteOptions steer Apply.
@@ -112,6 +115,8 @@ func Classify(root string, plan *Plan, opts WriteOptions) ([]Change, error) {
 				c.Action, c.Why = Update, fmt.Sprintf("mode %o → %o", fi.Mode().Perm(), f.Mode.Perm())
 			case f.Preserve:
 				c.Action, c.Why = Kept, "yours: never overwritten"
+			case f.AppendLines:
+				appendLines(&c, cur, f.Content)
 			case prev.Files[f.Path] == digest(cur):
 				c.Action = Update
 			case opts.Force:
@@ -147,6 +152,31 @@ func Classify(root string, plan *Plan, opts WriteOptions) ([]Change, error) {
 	return out, nil
 }
 
+// appendLines classifies a file of AppendLines that differs from the plan:
+// the plan's lines it lacks are appended to it; none lacking, it is kept.
+func appendLines(c *Change, cur, want []byte) {
+	have := map[string]bool{}
+	for l := range strings.SplitSeq(string(cur), "\n") {
+		have[strings.TrimSpace(l)] = true
+	}
+	var missing []string
+	for l := range strings.SplitSeq(string(want), "\n") {
+		if t := strings.TrimSpace(l); t != "" && !strings.HasPrefix(t, "#") && !have[t] {
+			missing = append(missing, t)
+		}
+	}
+	if len(missing) == 0 {
+		c.Action, c.Why = Kept, "yours: it has every line asb needs"
+		return
+	}
+	out := string(cur)
+	if out != "" && !strings.HasSuffix(out, "\n") {
+		out += "\n"
+	}
+	out += "\n# Added by asb init: the outer folder needs these ignored (secrets.env holds credentials).\n" + strings.Join(missing, "\n") + "\n"
+	c.Action, c.Why, c.Content = Update, "yours: added the lines asb needs: "+strings.Join(missing, " "), []byte(out)
+}
+
 // inTheWay says why the entry at p cannot be written as a folder (dir) or
 // a regular file, or returns "" when p is absent or already of that kind.
 func inTheWay(p string, dir bool) string {
@@ -169,9 +199,18 @@ func inTheWay(p string, dir bool) string {
 // before the last rename, every change is rolled back, so a failed run leaves
 // the folder as it was. It returns what it did, entry by entry.
 func Apply(ctx context.Context, root string, plan *Plan, opts WriteOptions) ([]Change, error) {
-	changes, err := Classify(root, plan, opts)
+	changes, _, err := ApplyUndoable(ctx, root, plan, opts)
+	return changes, err
+}
+
+// ApplyUndoable is Apply that also returns undo, which takes back what
+// this run wrote, and only that (files it created or replaced, folders it
+// made), for a step after the write that fails (asb init's git init).
+func ApplyUndoable(ctx context.Context, root string, plan *Plan, opts WriteOptions) (changes []Change, undo func() error, err error) {
+	noop := func() error { return nil }
+	changes, err = Classify(root, plan, opts)
 	if err != nil {
-		return nil, err
+		return nil, noop, err
 	}
 	var conflicts []Change
 	for _, c := range changes {
@@ -181,19 +220,19 @@ func Apply(ctx context.Context, root string, plan *Plan, opts WriteOptions) ([]C
 		}
 	}
 	if len(conflicts) > 0 {
-		return changes, &ConflictError{Changes: conflicts}
+		return changes, noop, &ConflictError{Changes: conflicts}
 	}
 	if opts.DryRun {
-		return changes, nil
+		return changes, noop, nil
 	}
 	tx := &txn{}
 	if err := tx.run(ctx, root, plan, changes); err != nil {
 		if rerr := tx.rollback(); rerr != nil {
-			return nil, fmt.Errorf("%w (and rolling back failed: %v)", err, rerr)
+			return nil, noop, fmt.Errorf("%w (and rolling back failed: %v)", err, rerr)
 		}
-		return nil, err
+		return nil, noop, err
 	}
-	return changes, nil
+	return changes, tx.rollback, nil
 }
 
 // txn remembers every step so it can be undone.
@@ -235,7 +274,11 @@ func (t *txn) run(ctx context.Context, root string, plan *Plan, changes []Change
 		if act == Kept {
 			continue
 		}
-		man.Files[f.Path] = digest(f.Content)
+		content := f.Content
+		if changes[i].Content != nil {
+			content = changes[i].Content
+		}
+		man.Files[f.Path] = digest(content)
 		if act == Unchanged {
 			continue
 		}
@@ -255,7 +298,7 @@ func (t *txn) run(ctx context.Context, root string, plan *Plan, changes []Change
 		// rename: a crash could otherwise leave it empty where the old
 		// content was. A new file has nothing to lose, and skipping the
 		// fsync makes a fresh init several times faster.
-		tmp, err := t.stage(dst, f.Content, f.Mode, act != Create)
+		tmp, err := t.stage(dst, content, f.Mode, act != Create)
 		if err != nil {
 			return err
 		}

@@ -56,3 +56,30 @@ func IsRepoRoot(dir string) bool {
 	_, err := os.Lstat(filepath.Join(dir, ".git"))
 	return err == nil
 }
+
+// IsRepo reports whether dir is the top of a working git repository: a
+// .git that git itself can use (a git init that was killed leaves one it
+// cannot, which a new git init completes).
+func (g Git) IsRepo(ctx context.Context, dir string) bool {
+	if !IsRepoRoot(dir) {
+		return false
+	}
+	out, err := Output(ctx, dir, g.bin(), "rev-parse", "--show-toplevel")
+	if err != nil {
+		return false
+	}
+	top := strings.TrimSpace(string(out))
+	a, errA := filepath.EvalSymlinks(top)
+	b, errB := filepath.EvalSymlinks(dir)
+	return errA == nil && errB == nil && a == b
+}
+
+// TrackedFiles lists the files of HEAD's tree at the top level of the
+// repository at dir (nil when it has no commit).
+func (g Git) TrackedFiles(ctx context.Context, dir string) []string {
+	out, err := Output(ctx, dir, g.bin(), "ls-tree", "--name-only", "HEAD")
+	if err != nil {
+		return nil
+	}
+	return strings.Fields(string(out))
+}

@@ -2,6 +2,8 @@ package runner
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/agents-sandbox/asb/schema"
 )
 
 // RunLockPath is the lock `asb task` holds while it changes this clone's
@@ -84,4 +88,25 @@ func (l *Lock) Release() {
 // since 10:42:07".
 func Holder(what string, now time.Time) string {
 	return fmt.Sprintf("pid %d: %s, since %s", os.Getpid(), what, now.Format("15:04:05"))
+}
+
+// FolderLockPath is the lock of the outer folder dir (init, re-init and
+// the edit commands hold it while they read and write the folder's
+// files). It lives in the temporary folder, keyed by dir's resolved path:
+// it exists before dir does (two inits into one new folder), and no undo of
+// a failed init can delete it from under a run that waits for it.
+func FolderLockPath(dir string) string {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		abs = dir
+	}
+	sum := sha256.Sum256([]byte(schema.ResolvePath(filepath.Clean(abs))))
+	return filepath.Join(os.TempDir(), "asb-folder-"+hex.EncodeToString(sum[:10])+".lock")
+}
+
+// LockFolder takes FolderLockPath(dir), saying on w when it waits.
+func LockFolder(ctx context.Context, dir, what string, w io.Writer) (*Lock, error) {
+	return AcquireLock(ctx, FolderLockPath(dir), Holder(what, time.Now()), func(holder string) {
+		fmt.Fprintf(w, "asb: waiting for another asb changing %s (%s)…\n", dir, holder)
+	})
 }

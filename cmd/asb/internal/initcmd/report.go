@@ -1,0 +1,61 @@
+package initcmd
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/agents-sandbox/asb/generator"
+)
+
+func report(w io.Writer, changes []generator.Change, dry bool) {
+	verb := map[generator.Action]string{
+		generator.Create: "create", generator.Unchanged: "unchanged", generator.Update: "update",
+		generator.Kept: "kept", generator.Overwrite: "overwrite", generator.Conflict: "conflict",
+	}
+	if dry {
+		verb[generator.Create] = "would create"
+		verb[generator.Update] = "would update"
+		verb[generator.Overwrite] = "would overwrite"
+	}
+	for _, c := range changes {
+		name := c.Path
+		if c.Dir && !strings.HasSuffix(name, "/") {
+			name += "/"
+		}
+		line := fmt.Sprintf("%-15s %04o  %s", verb[c.Action], c.Mode.Perm(), name)
+		if c.Why != "" {
+			line += "  (" + c.Why + ")"
+		}
+		fmt.Fprintln(w, strings.TrimRight(line, " "))
+	}
+}
+
+func nextSteps(w io.Writer, o *Options, res *written) {
+	changes := res.changes
+	kept := 0
+	for _, c := range changes {
+		if c.Action == generator.Kept {
+			kept++
+		}
+	}
+	if len(res.cleaned) > 0 {
+		fmt.Fprintf(w, "\nRemoved %d staging file(s) an interrupted run had left: %s\n", len(res.cleaned), strings.Join(res.cleaned, ", "))
+	}
+	for _, c := range changes {
+		if c.Path == ".gitignore" && c.Content != nil {
+			fmt.Fprintf(w, "\nYour .gitignore was missing lines the outer folder needs (secrets.env holds credentials); they were appended to it.\n")
+		}
+	}
+	if kept > 0 {
+		fmt.Fprintf(w, "\n%d file(s) you edited were kept; --force overwrites them (keeping .orig copies).\n", kept)
+	}
+	rel := o.displayDir()
+	fmt.Fprintf(w, "\nNext:\n")
+	if rel != "." {
+		fmt.Fprintf(w, "  cd %s\n", generator.ShellQuote(rel))
+	}
+	fmt.Fprintf(w, "  $EDITOR secrets.env      # set the agent's key (or export it)\n")
+	fmt.Fprintf(w, "  asb validate             # check the boundary\n")
+	fmt.Fprintf(w, "  asb task agent           # build, create and start the VM, attach the agent\n")
+}
