@@ -14,6 +14,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/agents-sandbox/asb/schema"
 )
 
 // Action is what Apply does (or, in a dry run, would do) with one entry.
@@ -103,7 +105,7 @@ func Classify(root string, plan *Plan, opts WriteOptions) ([]Change, error) {
 		case !fi.Mode().IsRegular():
 			c.Action, c.Why = Conflict, "not a regular file (a folder or a link); move it away"
 		default:
-			cur, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(f.Path)))
+			cur, err := schema.ReadFile(filepath.Join(root, filepath.FromSlash(f.Path)))
 			if err != nil {
 				c.Action, c.Why = Conflict, err.Error()
 				break
@@ -420,7 +422,7 @@ func (t *txn) rollback() error {
 
 func readManifest(root string) manifest {
 	var m manifest
-	raw, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(ManifestPath)))
+	raw, err := schema.ReadFile(filepath.Join(root, filepath.FromSlash(ManifestPath)))
 	if err == nil {
 		_ = json.Unmarshal(raw, &m) // a damaged manifest only means "treat files as edited"
 	}

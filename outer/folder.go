@@ -69,7 +69,7 @@ func Open(dir string, opts Options) (*Folder, error) {
 		if !fi.Mode().IsRegular() {
 			return nil, fmt.Errorf("%s is not a regular file (a link or a folder): asb only edits plain files", p)
 		}
-		data, err := os.ReadFile(p)
+		data, err := schema.ReadFile(p)
 		if err != nil {
 			return nil, err
 		}

@@ -2,7 +2,6 @@ package outer
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -261,7 +260,7 @@ func (f *Folder) home() *HomeView {
 // its vm:create task.
 func (f *Folder) taskVars() map[string]string {
 	out := map[string]string{}
-	raw, err := os.ReadFile(filepath.Join(f.Dir, "Taskfile.yml"))
+	raw, err := schema.ReadFile(filepath.Join(f.Dir, "Taskfile.yml"))
 	if err != nil {
 		return out
 	}

@@ -189,7 +189,7 @@ func (e *DamagedStateError) Unwrap() error { return e.Err }
 // ReadState reads .asb/state.yaml; a missing file is an empty state.
 func ReadState(dir string) (State, error) {
 	var st State
-	raw, err := os.ReadFile(filepath.Join(dir, StatePath))
+	raw, err := schema.ReadFile(filepath.Join(dir, StatePath))
 	if errors.Is(err, fs.ErrNotExist) {
 		return st, nil
 	}

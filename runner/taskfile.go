@@ -4,11 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
+	"github.com/agents-sandbox/asb/schema"
 	"github.com/go-task/task/v3/taskfile/ast"
 	"go.yaml.in/yaml/v3"
 )
@@ -25,7 +25,7 @@ type Taskfile struct {
 
 // ReadTaskfile parses dir/Taskfile.yml.
 func ReadTaskfile(dir string) (*Taskfile, error) {
-	raw, err := os.ReadFile(filepath.Join(dir, TaskfileName))
+	raw, err := schema.ReadFile(filepath.Join(dir, TaskfileName))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("no %s in %s: run asb task inside an outer folder made by asb init (or pass --dir)", TaskfileName, dir)
 	}

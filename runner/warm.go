@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/agents-sandbox/asb/generator"
+	"github.com/agents-sandbox/asb/schema"
 )
 
 // The warm path. A warm `asb task agent` (everything up to date) used to
@@ -103,7 +104,7 @@ func WarmPath(key WarmKey) string {
 // LoadWarm returns the record of key, nil when there is none (or it is of
 // another version or key).
 func LoadWarm(key WarmKey) *WarmRecord {
-	raw, err := os.ReadFile(WarmPath(key))
+	raw, err := schema.ReadFile(WarmPath(key))
 	if err != nil {
 		return nil
 	}
@@ -167,7 +168,7 @@ func pruneWarm(dir string, keep int) {
 // Taskfile, the binaries, the source trees. (The checks are run by
 // RunWarm: they look at msb and the builder, outside the files.)
 func (r *WarmRecord) Fresh(binaries []string) bool {
-	raw, err := os.ReadFile(filepath.Join(r.Key.Dir, TaskfileName))
+	raw, err := schema.ReadFile(filepath.Join(r.Key.Dir, TaskfileName))
 	if err != nil {
 		return false
 	}

@@ -110,9 +110,9 @@ func (c *checker) at(file string, n *yaml.Node, sev Severity, field, fix, format
 // read returns the content of rel: the override, else the file on disk.
 func (c *checker) read(rel string) ([]byte, bool, error) {
 	if b, ok := c.opts.Overrides[rel]; ok {
-		return b, true, nil
+		return b, true, CheckSize(rel, b)
 	}
-	b, err := os.ReadFile(filepath.Join(c.dir, filepath.FromSlash(rel)))
+	b, err := ReadFile(filepath.Join(c.dir, filepath.FromSlash(rel)))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, false, nil
 	}

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/agents-sandbox/asb/runner"
+	"github.com/agents-sandbox/asb/schema"
 	"github.com/go-task/task/v3/taskfile/ast"
 	"go.yaml.in/yaml/v3"
 )
@@ -142,7 +143,7 @@ func (e redactedError) Unwrap() error { return e.err }
 
 // readAST parses the outer folder's Taskfile with go-task's own parser.
 func readAST(dir string) (*ast.Taskfile, error) {
-	raw, err := os.ReadFile(filepath.Join(dir, runner.TaskfileName))
+	raw, err := schema.ReadFile(filepath.Join(dir, runner.TaskfileName))
 	if err != nil {
 		return nil, err
 	}

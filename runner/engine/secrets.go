@@ -42,7 +42,7 @@ func secretsOf(dir string, tf *ast.Taskfile) (names, values []string) {
 			values = append(values, v)
 		}
 	}
-	if raw, err := os.ReadFile(filepath.Join(dir, schema.SecretsFile)); err == nil {
+	if raw, err := schema.ReadFile(filepath.Join(dir, schema.SecretsFile)); err == nil {
 		secs, _, _ := schema.LoadSecrets(schema.SecretsFile, raw)
 		for name, s := range secs {
 			add(name, os.Getenv(name))
@@ -52,7 +52,7 @@ func secretsOf(dir string, tf *ast.Taskfile) (names, values []string) {
 		}
 	}
 	for _, f := range dotenvFiles(dir, tf) {
-		raw, err := os.ReadFile(f)
+		raw, err := schema.ReadFile(f)
 		if err != nil {
 			continue
 		}

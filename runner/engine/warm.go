@@ -16,6 +16,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/agents-sandbox/asb/runner"
+	"github.com/agents-sandbox/asb/schema"
 )
 
 // The engine's half of the warm path (runner/warm.go): after a run that
@@ -63,7 +64,7 @@ func (t *Tasks) warmRecord(spec runner.EngineSpec, key runner.WarmKey) (*runner.
 	if len(spec.Args) > 0 {
 		return nil, "arguments after -- (the record would hold them)"
 	}
-	raw, err := os.ReadFile(filepath.Join(spec.Dir, runner.TaskfileName))
+	raw, err := schema.ReadFile(filepath.Join(spec.Dir, runner.TaskfileName))
 	if err != nil {
 		return nil, err.Error()
 	}

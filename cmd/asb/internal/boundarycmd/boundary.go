@@ -43,7 +43,7 @@ asb network, asb port and asb secret; check it with asb validate.`,
 
   # The same as JSON, for scripts
   asb boundary --format json -d myproj`,
-		Args: cobra.NoArgs,
+		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return Run(opts)
 		},

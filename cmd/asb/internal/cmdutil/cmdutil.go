@@ -10,6 +10,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -101,4 +102,60 @@ func FlagError(c *cobra.Command, err error) error {
 		return &UsageError{Err: fmt.Errorf("--%s %q is invalid: give %s; %s", iv.GetFlag().Name, iv.GetValue(), want, hint)}
 	}
 	return &UsageError{Err: fmt.Errorf("%w; %s", err, hint)}
+}
+
+// ExactArgs is cobra.ExactArgs with a message a user can act on: what the
+// command takes, its usage line and its first example.
+func ExactArgs(n int) cobra.PositionalArgs {
+	return func(c *cobra.Command, args []string) error {
+		if len(args) == n {
+			return nil
+		}
+		return arityError(c, fmt.Sprintf("takes %s, got %s", count(n), count(len(args))))
+	}
+}
+
+// MinimumArgs is cobra.MinimumNArgs with such a message.
+func MinimumArgs(n int) cobra.PositionalArgs {
+	return func(c *cobra.Command, args []string) error {
+		if len(args) >= n {
+			return nil
+		}
+		return arityError(c, fmt.Sprintf("takes at least %s, got %s", count(n), count(len(args))))
+	}
+}
+
+// NoArgs is cobra.NoArgs with such a message.
+func NoArgs(c *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	return arityError(c, fmt.Sprintf("takes no argument, got %s (%s)", count(len(args)), strings.Join(args, " ")))
+}
+
+func arityError(c *cobra.Command, what string) error {
+	msg := fmt.Sprintf("%s %s\nusage: %s", c.CommandPath(), what, c.UseLine())
+	if ex := firstExample(c.Example); ex != "" {
+		msg += "\nexample: " + ex
+	}
+	return &UsageError{Err: errors.New(msg + fmt.Sprintf("\n(%s --help says more)", c.CommandPath()))}
+}
+
+func firstExample(ex string) string {
+	for l := range strings.SplitSeq(ex, "\n") {
+		if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "#") {
+			return l
+		}
+	}
+	return ""
+}
+
+func count(n int) string {
+	switch n {
+	case 0:
+		return "none"
+	case 1:
+		return "one argument"
+	}
+	return fmt.Sprintf("%d arguments", n)
 }

@@ -65,7 +65,7 @@ func ShowCommand(f *Factory, dir *string, use string, aliases []string, short st
 		Use:     use,
 		Aliases: aliases,
 		Short:   short,
-		Args:    cobra.NoArgs,
+		Args:    NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o, err := OpenFolder(f, *dir)
 			if err != nil {

@@ -62,7 +62,7 @@ of a doomed boot. image:build and image:load do not need it.
 
   # Can a microVM boot here? (silent and exit 0 when it can)
   asb doctor --boot`,
-		Args: cobra.NoArgs,
+		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if opts.Format != "table" && opts.Format != "json" {
 				return &cmdutil.UsageError{Err: fmt.Errorf("--format %q: use table or json", opts.Format)}

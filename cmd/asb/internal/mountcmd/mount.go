@@ -36,7 +36,7 @@ before it is written, and nothing is written if it fails.`,
 		Example: `  asb mount add ~/datasets /data --ro
   asb mount ls
   asb mount rm /data`,
-		Args: cobra.NoArgs,
+		Args: cmdutil.NoArgs,
 		RunE: cmdutil.NeedSubcommand,
 	}
 	cmdutil.AddDirFlag(cmd, &opts.Dir)
@@ -74,7 +74,7 @@ writable one (the VM could change it there).`,
 
   # A second project, read-write
   asb mount add ../lib /lib`,
-		Args: cobra.ExactArgs(2),
+		Args: cmdutil.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.HostPath, opts.Guest = args[0], args[1]
 			return runAdd(opts)
@@ -93,7 +93,7 @@ writable one (the VM could change it there).`,
 not touched. Removing /workspace is refused by asb validate's rules: the
 agent works there.`,
 		Example: `  asb mount rm /data`,
-		Args:    cobra.ExactArgs(1),
+		Args:    cmdutil.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Guest = args[0]
 			return runRm(opts)

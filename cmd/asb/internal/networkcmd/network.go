@@ -35,7 +35,7 @@ only a deny list narrows it; with network: none it reaches nothing.`,
 		Example: `  asb network allow registry.npmjs.org
   asb network deny api.example.com
   asb network show`,
-		Args: cobra.NoArgs,
+		Args: cmdutil.NoArgs,
 		RunE: cmdutil.NeedSubcommand,
 	}
 	cmdutil.AddDirFlag(cmd, &opts.Dir)
@@ -50,7 +50,7 @@ already and the policy is left alone; under none, nothing is changed and asb
 says how to switch to an allow list.`,
 		Example: `  asb network allow registry.npmjs.org
   asb network allow api.github.com,github.com "*.githubusercontent.com"`,
-		Args: cobra.MinimumNArgs(1),
+		Args: cmdutil.MinimumArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Hosts = outer.SplitHosts(args)
 			return runEdit(opts, true)
@@ -75,7 +75,7 @@ Under none every host is denied already.
 A secret bound to HOST stays in secrets.yaml; asb validate then warns that
 it can never be used.`,
 		Example: `  asb network deny api.example.com`,
-		Args:    cobra.MinimumNArgs(1),
+		Args:    cmdutil.MinimumArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Hosts = outer.SplitHosts(args)
 			return runEdit(opts, false)

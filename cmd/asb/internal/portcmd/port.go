@@ -33,7 +33,7 @@ asb validate before it is written.`,
 		Example: `  asb port add 5173:5173
   asb port ls
   asb port rm 5173`,
-		Args: cobra.NoArgs,
+		Args: cmdutil.NoArgs,
 		RunE: cmdutil.NeedSubcommand,
 	}
 	cmdutil.AddDirFlag(cmd, &opts.Dir)
@@ -46,7 +46,7 @@ that is forwarded already is refused: remove it first with asb port rm.`,
 		Example: `  asb port add 5173:5173
   asb port add 8080:80
   asb port add 9000:9000/udp`,
-		Args: cobra.ExactArgs(1),
+		Args: cmdutil.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Spec = args[0]
 			return runAdd(opts)
@@ -62,7 +62,7 @@ that is forwarded already is refused: remove it first with asb port rm.`,
 it) or only the host port, which removes every entry for it.`,
 		Example: `  asb port rm 5173:5173
   asb port rm 5173`,
-		Args: cobra.ExactArgs(1),
+		Args: cmdutil.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Spec = args[0]
 			return runRm(opts)

@@ -39,7 +39,7 @@ stopped, or does not exist is left alone.
 msb runs each VM in a process of its own session, which a Ctrl-C in the
 terminal does not reach; msb's own stop and remove wait for a boot to end,
 which on a host without CPU virtualization takes minutes.`,
-		Args: cobra.ExactArgs(1),
+		Args: cmdutil.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.VM = args[0]
 			return Run(cmd.Context(), opts)

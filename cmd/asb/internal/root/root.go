@@ -118,9 +118,9 @@ func Run(ctx context.Context, args []string, f *cmdutil.Factory) (code int) {
 		var se *cmdutil.SilentError
 		if !errors.As(err, &se) {
 			msg := err.Error()
-			// Flag errors are UsageErrors already (cmdutil.FlagError); these come
-			// from cobra's argument checks.
-			if strings.HasPrefix(msg, "unknown command") || strings.Contains(msg, "accepts ") {
+			// Flag and argument errors are UsageErrors already
+			// (cmdutil.FlagError, cmdutil.ExactArgs…); this one is cobra's.
+			if strings.HasPrefix(msg, "unknown command") {
 				err = &cmdutil.UsageError{Err: err}
 			}
 			fmt.Fprintf(io.ErrOut, "asb: %s\n", msg)

@@ -43,7 +43,7 @@ to secrets.env for you to fill in.`,
   $EDITOR secrets.env      # GITHUB_TOKEN=...
   asb secret ls
   asb secret rm GITHUB_TOKEN`,
-		Args: cobra.NoArgs,
+		Args: cmdutil.NoArgs,
 		RunE: cmdutil.NeedSubcommand,
 	}
 	cmdutil.AddDirFlag(cmd, &opts.Dir)
@@ -68,7 +68,7 @@ refused; --force replaces its hosts (and, when given, --query and --body).`,
 		Example: `  asb secret add GITHUB_TOKEN --allow api.github.com,github.com
   asb secret add NPM_TOKEN --allow registry.npmjs.org
   asb secret add MAPS_KEY --allow maps.example.com --query`,
-		Args: cobra.ExactArgs(1),
+		Args: cmdutil.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Name = args[0]
 			opts.setQuery = cmd.Flags().Changed("query")
@@ -90,7 +90,7 @@ refused; --force replaces its hosts (and, when given, --query and --body).`,
 where in a request it is substituted, and whether the host has a value for
 it ("set": exported in your shell or given in secrets.env; "not set").
 Values are never shown.`,
-		Args: cobra.NoArgs,
+		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runLs(opts)
 		},
@@ -104,7 +104,7 @@ variable. Two things are left as they are, and asb says so: the hosts in
 network.allow (something else may need them: asb network deny HOST removes
 one), and NAME's line in secrets.env, which is yours and may hold the value.`,
 		Example: `  asb secret rm GITHUB_TOKEN`,
-		Args:    cobra.ExactArgs(1),
+		Args:    cmdutil.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Name = args[0]
 			return runRm(opts)
