@@ -59,3 +59,27 @@ func AppendEnvLine(data []byte, exists bool, name string) []byte {
 	}
 	return []byte(out + "# " + name + "=\n")
 }
+
+// EnsureEnvLines gives secrets.env a commented "# NAME=" line for every
+// secret of secrets.yaml that has no line (never a value), and returns the
+// names it added; the caller commits.
+func (f *Folder) EnsureEnvLines() []string {
+	data, _ := f.Current(SecretsFile)
+	secs, _, _ := schema.LoadSecrets(SecretsFile, data)
+	env, exists := f.Current(SecretsEnvFile)
+	var added []string
+	for _, name := range secretOrder(data, secs) {
+		ref := name
+		if r, ok := schema.EnvRef(secs[name].Value); ok {
+			ref = r
+		}
+		if !EnvFileMentions(env, ref) {
+			env, exists = AppendEnvLine(env, exists, ref), true
+			added = append(added, ref)
+		}
+	}
+	if len(added) > 0 {
+		f.Set(SecretsEnvFile, env)
+	}
+	return added
+}

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -87,8 +88,21 @@ func (f *Folder) Current(name string) ([]byte, bool) {
 	if b, ok := f.edited[name]; ok {
 		return b, true
 	}
-	b, ok := f.orig[name]
-	return b, ok
+	if b, ok := f.orig[name]; ok {
+		return b, true
+	}
+	// Another file of the folder (toolchain/Dockerfile): read when asked.
+	p := filepath.Join(f.Dir, filepath.FromSlash(name))
+	fi, err := os.Lstat(p)
+	if err != nil || !fi.Mode().IsRegular() || slices.Contains([]string{SandboxFile, SecretsFile, SecretsEnvFile}, name) {
+		return nil, false
+	}
+	b, err := schema.ReadFile(p)
+	if err != nil {
+		return nil, false
+	}
+	f.orig[name], f.modes[name] = b, fi.Mode().Perm()
+	return b, true
 }
 
 // Doc parses the current content of a YAML file of the folder.
@@ -235,4 +249,15 @@ func andList(names []string) string {
 		return names[0] + " and " + names[1]
 	}
 	return strings.Join(names[:len(names)-1], ", ") + ", and " + names[len(names)-1]
+}
+
+// SetKey sets a top-level key of a YAML file to the scalar n (cpus: 4),
+// keeping the file's comments and layout, and records the edit.
+func (f *Folder) SetKey(name, key string, n *yaml.Node, order []string) error {
+	doc, root, err := f.Doc(name)
+	if err != nil {
+		return err
+	}
+	yamledit.Set(root, key, n, order)
+	return f.Save(name, doc)
 }

@@ -85,7 +85,7 @@ func (l *loader) sandbox(data []byte) (*Sandbox, *yaml.Node) {
 				}
 			}
 		case "cpus":
-			if n, ok := l.integer(v, key, 0, 1<<31-1); ok {
+			if n, ok := l.wholeNumber(v, key); ok {
 				if re := CPUs(int(n)); re != nil {
 					l.errf(v, key, re.Fix, "cpus %s %s", re.Value, re.Why)
 				} else {

@@ -77,6 +77,20 @@ func (l *loader) boolean(n *yaml.Node, field string) (bool, bool) {
 	return false, false
 }
 
+// wholeNumber reads an integer of any size (a rule judges its range).
+func (l *loader) wholeNumber(n *yaml.Node, field string) (int64, bool) {
+	if skip(n) {
+		return 0, false
+	}
+	var v int64
+	if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!int" || n.Decode(&v) != nil {
+		l.errf(n, field, "write a whole number, unquoted", "%s must be an integer, not %s", field, describe(n))
+		return 0, false
+	}
+	l.at[field] = n
+	return v, true
+}
+
 func (l *loader) integer(n *yaml.Node, field string, min, max int64) (int64, bool) {
 	if skip(n) {
 		return 0, false

@@ -31,12 +31,17 @@ type Options struct {
 	Force   bool
 	NoGit   bool
 	Git     runner.Git
+	Getenv  func(string) string
+	Agents  []schema.Agent
+	// changed reports whether a flag was given (re-init applies those to
+	// the files the user edited); nil: none was.
+	changed func(flag string) bool
 }
 
 // NewCmd returns `asb init`. runF replaces the run function in tests.
 func NewCmd(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
 	def := generator.DefaultOptions("", "")
-	opts := &Options{IO: f.IO, Templates: f.Templates, Getwd: f.Getwd, Init: def}
+	opts := &Options{IO: f.IO, Templates: f.Templates, Getwd: f.Getwd, Getenv: f.Getenv, Agents: cmdutil.Agents(f), Init: def}
 	agents, _ := generator.Agents(f.Templates)
 	cmd := &cobra.Command{
 		Use:   "init --agent AGENT [DIR]",
@@ -83,6 +88,7 @@ FILE.orig copy. Known agents: ` + strings.Join(agents, ", ") + `.`,
 			if len(args) == 1 {
 				opts.Dir = args[0]
 			}
+			opts.changed = cmd.Flags().Changed
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -131,8 +137,16 @@ func Run(ctx context.Context, o *Options) error {
 	if err != nil {
 		return err
 	}
+	re, err := o.reapply(p, res)
+	if err != nil {
+		return err
+	}
 	report(o.IO.Out, res.changes, false)
-	nextSteps(o.IO.Out, o, res)
+	reportReapplied(o.IO.Out, re)
+	nextSteps(o.IO.Out, o, p.plan, res)
+	if len(re.left) > 0 {
+		return &NotAppliedError{Left: re.left}
+	}
 	return nil
 }
 

@@ -31,14 +31,11 @@ func report(w io.Writer, changes []generator.Change, dry bool) {
 	}
 }
 
-func nextSteps(w io.Writer, o *Options, res *written) {
+func nextSteps(w io.Writer, o *Options, plan *generator.Plan, res *written) {
 	changes := res.changes
-	kept := 0
-	for _, c := range changes {
-		if c.Action == generator.Kept {
-			kept++
-		}
-	}
+	// secrets.env and a .gitignore kept are the user's always: --force
+	// overwrites neither, so they are not counted.
+	kept := len(editedFiles(plan, changes))
 	if len(res.cleaned) > 0 {
 		fmt.Fprintf(w, "\nRemoved %d staging file(s) an interrupted run had left: %s\n", len(res.cleaned), strings.Join(res.cleaned, ", "))
 	}
