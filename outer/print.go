@@ -3,7 +3,11 @@ package outer
 import (
 	"fmt"
 	"io"
+	"os"
 	"strings"
+
+	"github.com/agents-sandbox/asb/schema"
+	"golang.org/x/term"
 )
 
 // Print writes the whole boundary, one section after the other.
@@ -51,6 +55,9 @@ func (b *Boundary) PrintMounts(w io.Writer) {
 				note = "  the agent's config, WRITABLE: the agent can change its own settings (add readonly: true)"
 			}
 		}
+		if m.UnderHome {
+			note += "  " + red(w, "UNDER YOUR $HOME: the VM sees this folder of your home (allowed by # "+schema.HomeConsent+")")
+		}
 		fmt.Fprintf(w, "  %-*s  %s  %s%s\n", width, m.Guest, m.Access, from, note)
 	}
 	if h := b.Home; h != nil {
@@ -62,6 +69,14 @@ func (b *Boundary) PrintMounts(w io.Writer) {
 	}
 	if b.AgentConfig == nil {
 		fmt.Fprintln(w, "  No agent config folder is mounted; nothing of your host's agent config is copied either.")
+	}
+	home := false
+	for _, m := range b.Mounts {
+		home = home || m.UnderHome
+	}
+	if home {
+		fmt.Fprintln(w, "  Nothing else of the host: not the rest of this folder (secrets.env, secrets.yaml), nothing else of your $HOME.")
+		return
 	}
 	fmt.Fprintln(w, "  Nothing else of the host: not the rest of this folder (secrets.env, secrets.yaml), not your $HOME.")
 }
@@ -136,4 +151,14 @@ func (s SecretView) Where() string {
 		return "nowhere"
 	}
 	return strings.Join(parts, ", ")
+}
+
+// red colours s for a terminal (and leaves it as it is for a pipe or a
+// file, or under NO_COLOR).
+func red(w io.Writer, s string) string {
+	f, ok := w.(*os.File)
+	if !ok || os.Getenv("NO_COLOR") != "" || !term.IsTerminal(int(f.Fd())) {
+		return s
+	}
+	return "\x1b[1;31m" + s + "\x1b[0m"
 }

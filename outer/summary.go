@@ -35,6 +35,9 @@ type MountView struct {
 	Host   string `json:"host,omitempty"`   // absolute host path of a bind
 	Access string `json:"access"`           // rw or ro
 	Role   string `json:"role,omitempty"`   // workspace, agent-config
+	// UnderHome: the host folder is under your $HOME (and outside this
+	// folder), which the mount policy allows only with its consent comment.
+	UnderHome bool `json:"under_home,omitempty"`
 }
 
 // HomeView is the persistent home volume.
@@ -115,6 +118,7 @@ func (f *Folder) Summarize() *Boundary {
 		case m.Bind != "":
 			mv.Kind, mv.Source = "bind", m.Bind
 			mv.Host = f.HostPath(m.Bind)
+			mv.UnderHome = f.underHome(mv.Host)
 		case m.Named != "":
 			mv.Kind, mv.Source = "named", m.Named
 		case m.Tmpfs != nil:
@@ -150,9 +154,23 @@ func (f *Folder) Summarize() *Boundary {
 	return b
 }
 
+// underHome reports whether a host path is under $HOME and outside this
+// folder (which itself may well be under $HOME).
+func (f *Folder) underHome(host string) bool {
+	h := f.Getenv("HOME")
+	if !filepath.IsAbs(h) {
+		return false
+	}
+	real := schema.ResolvePath(filepath.Clean(host))
+	return schema.Within(real, schema.ResolvePath(filepath.Clean(h))) && !schema.Within(real, schema.ResolvePath(f.Dir))
+}
+
 // HostPath returns the absolute host path of a bind source as msb resolves
 // it: relative to the outer folder, where asb task runs msb.
 func (f *Folder) HostPath(src string) string {
+	if home := f.Getenv("HOME"); filepath.IsAbs(home) && (src == "~" || strings.HasPrefix(src, "~/")) {
+		return filepath.Join(home, strings.TrimPrefix(src, "~"))
+	}
 	if filepath.IsAbs(src) {
 		return filepath.Clean(src)
 	}
