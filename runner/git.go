@@ -77,6 +77,9 @@ func (g Git) IsRepo(ctx context.Context, dir string) bool {
 // TrackedFiles lists the files of HEAD's tree at the top level of the
 // repository at dir (nil when it has no commit).
 func (g Git) TrackedFiles(ctx context.Context, dir string) []string {
+	if !IsRepoRoot(dir) {
+		return nil // no repository, no history (and no git process to start)
+	}
 	out, err := Output(ctx, dir, g.bin(), "ls-tree", "--name-only", "HEAD")
 	if err != nil {
 		return nil

@@ -41,7 +41,7 @@ type Options struct {
 // NewCmd returns `asb init`. runF replaces the run function in tests.
 func NewCmd(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
 	def := generator.DefaultOptions("", "")
-	opts := &Options{IO: f.IO, Templates: f.Templates, Getwd: f.Getwd, Getenv: f.Getenv, Agents: cmdutil.Agents(f), Init: def}
+	opts := &Options{IO: f.IO, Templates: f.Templates, Getwd: f.Getwd, Getenv: f.Getenv, Init: def}
 	agents, _ := generator.Agents(f.Templates)
 	cmd := &cobra.Command{
 		Use:   "init --agent AGENT [DIR]",
@@ -89,6 +89,7 @@ FILE.orig copy. Known agents: ` + strings.Join(agents, ", ") + `.`,
 				opts.Dir = args[0]
 			}
 			opts.changed = cmd.Flags().Changed
+			opts.Agents = cmdutil.Agents(f) // here, not above: every command builds this one
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
