@@ -184,3 +184,34 @@ func TestWarmBinariesNeedNoEngine(t *testing.T) {
 		t.Errorf("warm exec'd sh -c 'exit 5': exit %d\n%s", code, errOut)
 	}
 }
+
+// TestIncludedTaskfiles: a Taskfile that includes another runs its tasks
+// through asb task (go-task's includes, with namespaces), and such a run is
+// never recorded for the warm path (the record would not see the other
+// file change).
+func TestIncludedTaskfiles(t *testing.T) {
+	s := newSandbox(t, generator.DefaultOptions("opencode", "demo"))
+	raw, err := os.ReadFile(filepath.Join(s.dir, "Taskfile.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tf := strings.Replace(string(raw), "\ntasks:\n", "\nincludes:\n  extra: ./extra.yml\n\ntasks:\n", 1)
+	if err := os.WriteFile(filepath.Join(s.dir, "Taskfile.yml"), []byte(tf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(s.dir, "extra.yml"), []byte("version: '3'\ntasks:\n  hello:\n    cmds:\n      - echo hello-from-include\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 {
+		out, errOut, code := s.run("", "task", "extra:hello")
+		if code != 0 || !strings.Contains(out, "hello-from-include") {
+			t.Fatalf("run %d: exit %d\n%s%s", i, code, out, errOut)
+		}
+	}
+	if recs, _ := filepath.Glob(filepath.Join(s.dir, runner.WarmDir, "*.json")); len(recs) != 0 {
+		t.Errorf("a run with includes was recorded: %v", recs)
+	}
+	if _, errOut, code := s.run("", "task", "extra:nope"); code == 0 || !strings.Contains(errOut, "extra:nope") {
+		t.Errorf("an unknown included task: exit %d\n%s", code, errOut)
+	}
+}
