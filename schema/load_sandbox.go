@@ -65,107 +65,114 @@ func (l *loader) sandbox(data []byte) (*Sandbox, *yaml.Node) {
 		if isNull(v) {
 			return // msb treats a null value as absent
 		}
-		switch key {
-		case "image":
-			if v.Kind == yaml.MappingNode {
-				l.at[key] = v
-				sb.Image = "" // the object form; asb keeps only the string form
-				l.errf(v, key, "write the image reference as a string, e.g. image: \"name:tag\"", "image as an object is not supported by asb")
-				return
-			}
-			sb.Image, _ = l.str(v, key)
-		case "pull_policy":
-			sb.PullPolicy, _ = l.oneOf(v, key, "missing", "always", "never")
-		case "registry", "secrets":
-			if l.mapping(v, key, nil, func(string, *yaml.Node, *yaml.Node) {}) {
-				if key == "registry" {
-					sb.Registry = *v
-				} else {
-					sb.Secrets = *v
-				}
-			}
-		case "cpus":
-			if n, ok := l.wholeNumber(v, key); ok {
-				if re := CPUs(int(n)); re != nil {
-					l.errf(v, key, re.Fix, "cpus %s %s", re.Value, re.Why)
-				} else {
-					sb.CPUs = int(n)
-				}
-			}
-		case "memory":
-			if s, ok := l.str(v, key); ok {
-				if re := Memory(s); re != nil {
-					l.errf(v, key, re.Fix, "memory %q %s", s, re.Why)
-				} else {
-					sb.Memory = s
-				}
-			}
-		case "max_duration":
-			sb.MaxDuration, _ = l.duration(v, key)
-		case "idle_timeout":
-			sb.IdleTimeout, _ = l.duration(v, key)
-		case "workdir":
-			sb.Workdir, _ = l.str(v, key)
-		case "shell":
-			sb.Shell, _ = l.str(v, key)
-		case "user":
-			sb.User, _ = l.str(v, key)
-		case "hostname":
-			sb.Hostname, _ = l.str(v, key)
-		case "security":
-			sb.Security, _ = l.oneOf(v, key, "default", "restricted")
-		case "entrypoint", "cmd":
-			if l.strList(v, key) != nil {
-				if key == "entrypoint" {
-					sb.Entrypoint = *v
-				} else {
-					sb.Cmd = *v
-				}
-			}
-		case "env":
-			sb.Env = l.strMap(v, key)
-		case "labels":
-			sb.Labels = l.strMap(v, key)
-		case "scripts":
-			sb.Scripts = l.strMap(v, key)
-		case "init":
-			if l.mapping(v, key, nil, func(string, *yaml.Node, *yaml.Node) {}) {
-				sb.Init = *v
-			}
-		case "rlimits", "patch_files", "patches":
-			if items, ok := l.seq(v, key); ok {
-				for i, it := range items {
-					l.mapping(it, fmt.Sprintf("%s[%d]", key, i), nil, func(string, *yaml.Node, *yaml.Node) {})
-				}
-				switch key {
-				case "rlimits":
-					sb.Rlimits = *v
-				case "patch_files":
-					sb.PatchFiles = *v
-				default:
-					sb.Patches = *v
-				}
-			}
-		case "mounts":
-			items, _ := l.seq(v, key)
-			for i, it := range items {
-				if m, ok := l.mount(it, fmt.Sprintf("mounts[%d]", i)); ok {
-					sb.Mounts = append(sb.Mounts, m)
-					l.mountIndex = append(l.mountIndex, i)
-				}
-			}
-		case "network":
-			sb.Network = l.network(v, key)
-		case "secret_violation_action":
-			sb.SecretViolationAction, _ = l.oneOf(v, key, violationActions...)
-		case "ports":
-			sb.Ports = l.ports(v, key)
+		if read, ok := sandboxKey[key]; ok {
+			read(l, sb, key, v)
 		}
 	})
 	if !ok {
 		return nil, top
 	}
 	return sb, top
+}
+
+// sandboxKey reads each top-level key of sandbox.yaml into the Sandbox:
+// one small reader per key, as msb has one field per key.
+var sandboxKey = map[string]func(l *loader, sb *Sandbox, key string, v *yaml.Node){
+	"image": (*loader).image,
+	"pull_policy": func(l *loader, sb *Sandbox, k string, v *yaml.Node) {
+		sb.PullPolicy, _ = l.oneOf(v, k, "missing", "always", "never")
+	},
+	"registry":     func(l *loader, sb *Sandbox, k string, v *yaml.Node) { l.anyMapping(v, k, &sb.Registry) },
+	"secrets":      func(l *loader, sb *Sandbox, k string, v *yaml.Node) { l.anyMapping(v, k, &sb.Secrets) },
+	"init":         func(l *loader, sb *Sandbox, k string, v *yaml.Node) { l.anyMapping(v, k, &sb.Init) },
+	"cpus":         (*loader).cpus,
+	"memory":       (*loader).memory,
+	"max_duration": func(l *loader, sb *Sandbox, k string, v *yaml.Node) { sb.MaxDuration, _ = l.duration(v, k) },
+	"idle_timeout": func(l *loader, sb *Sandbox, k string, v *yaml.Node) { sb.IdleTimeout, _ = l.duration(v, k) },
+	"workdir":      func(l *loader, sb *Sandbox, k string, v *yaml.Node) { sb.Workdir, _ = l.str(v, k) },
+	"shell":        func(l *loader, sb *Sandbox, k string, v *yaml.Node) { sb.Shell, _ = l.str(v, k) },
+	"user":         func(l *loader, sb *Sandbox, k string, v *yaml.Node) { sb.User, _ = l.str(v, k) },
+	"hostname":     func(l *loader, sb *Sandbox, k string, v *yaml.Node) { sb.Hostname, _ = l.str(v, k) },
+	"security": func(l *loader, sb *Sandbox, k string, v *yaml.Node) {
+		sb.Security, _ = l.oneOf(v, k, "default", "restricted")
+	},
+	"entrypoint":  func(l *loader, sb *Sandbox, k string, v *yaml.Node) { l.argv(v, k, &sb.Entrypoint) },
+	"cmd":         func(l *loader, sb *Sandbox, k string, v *yaml.Node) { l.argv(v, k, &sb.Cmd) },
+	"env":         func(l *loader, sb *Sandbox, k string, v *yaml.Node) { sb.Env = l.strMap(v, k) },
+	"labels":      func(l *loader, sb *Sandbox, k string, v *yaml.Node) { sb.Labels = l.strMap(v, k) },
+	"scripts":     func(l *loader, sb *Sandbox, k string, v *yaml.Node) { sb.Scripts = l.strMap(v, k) },
+	"rlimits":     func(l *loader, sb *Sandbox, k string, v *yaml.Node) { l.mappingList(v, k, &sb.Rlimits) },
+	"patch_files": func(l *loader, sb *Sandbox, k string, v *yaml.Node) { l.mappingList(v, k, &sb.PatchFiles) },
+	"patches":     func(l *loader, sb *Sandbox, k string, v *yaml.Node) { l.mappingList(v, k, &sb.Patches) },
+	"mounts":      (*loader).mounts,
+	"network":     func(l *loader, sb *Sandbox, k string, v *yaml.Node) { sb.Network = l.network(v, k) },
+	"ports":       func(l *loader, sb *Sandbox, k string, v *yaml.Node) { sb.Ports = l.ports(v, k) },
+	"secret_violation_action": func(l *loader, sb *Sandbox, k string, v *yaml.Node) {
+		sb.SecretViolationAction, _ = l.oneOf(v, k, violationActions...)
+	},
+}
+
+func (l *loader) image(sb *Sandbox, key string, v *yaml.Node) {
+	if v.Kind == yaml.MappingNode {
+		l.at[key] = v
+		l.errf(v, key, "write the image reference as a string, e.g. image: \"name:tag\"", "image as an object is not supported by asb")
+		return
+	}
+	sb.Image, _ = l.str(v, key)
+}
+
+func (l *loader) cpus(sb *Sandbox, key string, v *yaml.Node) {
+	if n, ok := l.wholeNumber(v, key); ok {
+		if re := CPUs(int(n)); re != nil {
+			l.errf(v, key, re.Fix, "cpus %s %s", re.Value, re.Why)
+		} else {
+			sb.CPUs = int(n)
+		}
+	}
+}
+
+func (l *loader) memory(sb *Sandbox, key string, v *yaml.Node) {
+	if s, ok := l.str(v, key); ok {
+		if re := Memory(s); re != nil {
+			l.errf(v, key, re.Fix, "memory %q %s", s, re.Why)
+		} else {
+			sb.Memory = s
+		}
+	}
+}
+
+func (l *loader) mounts(sb *Sandbox, key string, v *yaml.Node) {
+	items, _ := l.seq(v, key)
+	for i, it := range items {
+		if m, ok := l.mount(it, fmt.Sprintf("mounts[%d]", i)); ok {
+			sb.Mounts = append(sb.Mounts, m)
+			l.mountIndex = append(l.mountIndex, i)
+		}
+	}
+}
+
+// anyMapping keeps v (a mapping of any keys, passed to msb as it is) in dst.
+func (l *loader) anyMapping(v *yaml.Node, key string, dst *yaml.Node) {
+	if l.mapping(v, key, nil, func(string, *yaml.Node, *yaml.Node) {}) {
+		*dst = *v
+	}
+}
+
+// argv keeps v (a list of strings) in dst.
+func (l *loader) argv(v *yaml.Node, key string, dst *yaml.Node) {
+	if l.strList(v, key) != nil {
+		*dst = *v
+	}
+}
+
+// mappingList keeps v (a list of mappings) in dst.
+func (l *loader) mappingList(v *yaml.Node, key string, dst *yaml.Node) {
+	if items, ok := l.seq(v, key); ok {
+		for i, it := range items {
+			l.mapping(it, fmt.Sprintf("%s[%d]", key, i), nil, func(string, *yaml.Node, *yaml.Node) {})
+		}
+		*dst = *v
+	}
 }
 
 // violationActions are the spellings msb 0.7.2 accepts.
