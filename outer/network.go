@@ -123,56 +123,9 @@ func DenyHosts(root *yaml.Node, hosts []string) NetEdit {
 	e := NetEdit{Policy: st.policy, Coverage: map[string]string{}}
 	switch st.policy {
 	case "allow-list":
-		allow := yamledit.Get(st.node, "allow")
-		left := slices.DeleteFunc(slices.Clone(st.allow), func(a string) bool {
-			return slices.ContainsFunc(hosts, func(h string) bool { return strings.EqualFold(a, h) })
-		})
-		if len(left) == 0 {
-			e.Refusal = "that would empty network.allow, and msb 0.7.2 treats an empty allow list as the whole public internet; to block every host write `network: none` in sandbox.yaml"
-			return e
-		}
-		var toDeny []string
-		for _, h := range hosts {
-			if yamledit.Remove(allow, func(n *yaml.Node) bool { return strings.EqualFold(n.Value, h) }) > 0 {
-				e.Removed, e.Changed = append(e.Removed, h), true
-			}
-			switch c := covering(left, h); {
-			case c != "" && !containsFold(st.deny, h):
-				e.Coverage[h] = c
-				toDeny = append(toDeny, h)
-			case c == "" && !slices.Contains(e.Removed, h):
-				e.Already = append(e.Already, h)
-			}
-		}
-		e.Added = appendDeny(st.node, toDeny)
-		e.Changed = e.Changed || len(e.Added) > 0
+		denyFromAllowList(st, hosts, &e)
 	case "public", "open", "default":
-		var toDeny []string
-		for _, h := range hosts {
-			if containsFold(st.deny, h) {
-				e.Already = append(e.Already, h)
-			} else {
-				toDeny = append(toDeny, h)
-			}
-		}
-		if len(toDeny) == 0 {
-			return e
-		}
-		nw := st.node
-		if nw == nil || nw.Kind != yaml.MappingNode {
-			pol := "public"
-			if nw != nil {
-				pol = nw.Value
-			}
-			m := yamledit.Map()
-			yamledit.Set(m, "policy", yamledit.String(pol), networkKeys)
-			k := yamledit.Set(root, "network", m, schema.SandboxKeys)
-			if nw == nil {
-				yamledit.SpaceBefore(k)
-			}
-			nw = m
-		}
-		e.Added, e.Changed = appendDeny(nw, toDeny), true
+		denyUnderPublic(root, st, hosts, &e)
 	case "none":
 		e.Already = append(e.Already, hosts...)
 		e.Note = "network is none: the VM reaches no host at all"
@@ -180,6 +133,65 @@ func DenyHosts(root *yaml.Node, hosts []string) NetEdit {
 		e.Refusal = fmt.Sprintf("network policy %q is not one asb can edit; fix sandbox.yaml by hand (asb validate explains)", st.policy)
 	}
 	return e
+}
+
+// denyFromAllowList takes hosts out of network.allow, and adds to
+// network.deny those another allow entry (*.example.com) still covers.
+func denyFromAllowList(st netState, hosts []string, e *NetEdit) {
+	allow := yamledit.Get(st.node, "allow")
+	left := slices.DeleteFunc(slices.Clone(st.allow), func(a string) bool {
+		return slices.ContainsFunc(hosts, func(h string) bool { return strings.EqualFold(a, h) })
+	})
+	if len(left) == 0 {
+		e.Refusal = "that would empty network.allow, and msb 0.7.2 treats an empty allow list as the whole public internet; to block every host write `network: none` in sandbox.yaml"
+		return
+	}
+	var toDeny []string
+	for _, h := range hosts {
+		if yamledit.Remove(allow, func(n *yaml.Node) bool { return strings.EqualFold(n.Value, h) }) > 0 {
+			e.Removed, e.Changed = append(e.Removed, h), true
+		}
+		switch c := covering(left, h); {
+		case c != "" && !containsFold(st.deny, h):
+			e.Coverage[h] = c
+			toDeny = append(toDeny, h)
+		case c == "" && !slices.Contains(e.Removed, h):
+			e.Already = append(e.Already, h)
+		}
+	}
+	e.Added = appendDeny(st.node, toDeny)
+	e.Changed = e.Changed || len(e.Added) > 0
+}
+
+// denyUnderPublic adds hosts to network.deny, turning a string policy into
+// the object form {policy: public, deny: [HOST]}.
+func denyUnderPublic(root *yaml.Node, st netState, hosts []string, e *NetEdit) {
+	var toDeny []string
+	for _, h := range hosts {
+		if containsFold(st.deny, h) {
+			e.Already = append(e.Already, h)
+		} else {
+			toDeny = append(toDeny, h)
+		}
+	}
+	if len(toDeny) == 0 {
+		return
+	}
+	nw := st.node
+	if nw == nil || nw.Kind != yaml.MappingNode {
+		pol := "public"
+		if nw != nil {
+			pol = nw.Value
+		}
+		m := yamledit.Map()
+		yamledit.Set(m, "policy", yamledit.String(pol), networkKeys)
+		k := yamledit.Set(root, "network", m, schema.SandboxKeys)
+		if nw == nil {
+			yamledit.SpaceBefore(k)
+		}
+		nw = m
+	}
+	e.Added, e.Changed = appendDeny(nw, toDeny), true
 }
 
 func appendDeny(nw *yaml.Node, hosts []string) []string {

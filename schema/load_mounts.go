@@ -28,89 +28,90 @@ func (l *loader) mount(n *yaml.Node, field string) (Mount, bool) {
 	good := true
 	var kinds []string
 	l.mapping(n, field, MountKeys, func(key string, _, v *yaml.Node) {
-		f := field + "." + key
-		var ok bool
-		switch key {
-		case "bind", "named", "disk":
-			if isNull(v) {
-				return
-			}
-			var s string
-			if s, ok = l.str(v, f); ok {
-				switch key {
-				case "bind":
-					m.Bind = s
-				case "named":
-					m.Named = s
-				default:
-					m.Disk = s
-				}
-			}
-			kinds = append(kinds, key)
-		case "tmpfs":
-			if isNull(v) {
-				return
-			}
-			kinds = append(kinds, key)
-			m.Tmpfs = &TmpfsOpts{}
-			ok = l.mapping(v, f, []string{"size"}, func(_ string, _, sv *yaml.Node) {
-				if !isNull(sv) {
-					if m.Tmpfs.Size, ok = l.size(sv, f+".size"); !ok {
-						good = false
-					}
-				}
-			})
-		case "target":
-			if m.Target, ok = l.str(v, f); ok {
-				if !strings.HasPrefix(m.Target, "/") {
-					l.errf(v, f, "use an absolute path in the VM, e.g. /workspace", "%s %q must be an absolute guest path", f, m.Target)
-					ok = false
-				} else if m.Target == "/" {
-					l.errf(v, f, "mount below /, e.g. /workspace", "%s: msb cannot mount a volume at the guest root /", f)
-					ok = false
-				}
-			}
-		case "readonly":
-			m.Readonly, ok = l.boolean(v, f)
-		case "noexec":
-			m.Noexec, ok = l.boolean(v, f)
-		case "nosuid":
-			m.Nosuid, ok = l.boolean(v, f)
-		case "nodev":
-			m.Nodev, ok = l.boolean(v, f)
-		case "create":
-			m.Create, ok = l.oneOf(v, f, "ensure-exists", "create")
-		case "format":
-			m.Format, ok = l.oneOf(v, f, "raw", "qcow2", "vmdk")
-		case "fstype":
-			if m.Fstype, ok = l.str(v, f); ok && (m.Fstype == "" || strings.ContainsAny(m.Fstype, ",;:=")) {
-				l.errf(v, f, "use a filesystem name such as ext4", "%s must be non-empty and free of , ; : =", f)
-				ok = false
-			}
+		if isNull(v) && (key == "bind" || key == "named" || key == "disk" || key == "tmpfs") {
+			return
 		}
-		if !ok {
+		switch key {
+		case "bind", "named", "disk", "tmpfs":
+			kinds = append(kinds, key)
+		}
+		if !l.mountKey(&m, key, v, field+"."+key) {
 			good = false
 		}
 	})
-	if !good {
-		return m, false
+	return m, good && l.mountShape(n, field, m, kinds)
+}
+
+// mountKey reads one key of a mount mapping into m.
+func (l *loader) mountKey(m *Mount, key string, v *yaml.Node, f string) bool {
+	var ok bool
+	switch key {
+	case "bind":
+		m.Bind, ok = l.str(v, f)
+	case "named":
+		m.Named, ok = l.str(v, f)
+	case "disk":
+		m.Disk, ok = l.str(v, f)
+	case "tmpfs":
+		m.Tmpfs = &TmpfsOpts{}
+		good := true
+		ok = l.mapping(v, f, []string{"size"}, func(_ string, _, sv *yaml.Node) {
+			if !isNull(sv) {
+				var sok bool
+				if m.Tmpfs.Size, sok = l.size(sv, f+".size"); !sok {
+					good = false
+				}
+			}
+		})
+		ok = ok && good
+	case "target":
+		if m.Target, ok = l.str(v, f); ok {
+			if !strings.HasPrefix(m.Target, "/") {
+				l.errf(v, f, "use an absolute path in the VM, e.g. /workspace", "%s %q must be an absolute guest path", f, m.Target)
+				ok = false
+			} else if m.Target == "/" {
+				l.errf(v, f, "mount below /, e.g. /workspace", "%s: msb cannot mount a volume at the guest root /", f)
+				ok = false
+			}
+		}
+	case "readonly":
+		m.Readonly, ok = l.boolean(v, f)
+	case "noexec":
+		m.Noexec, ok = l.boolean(v, f)
+	case "nosuid":
+		m.Nosuid, ok = l.boolean(v, f)
+	case "nodev":
+		m.Nodev, ok = l.boolean(v, f)
+	case "create":
+		m.Create, ok = l.oneOf(v, f, "ensure-exists", "create")
+	case "format":
+		m.Format, ok = l.oneOf(v, f, "raw", "qcow2", "vmdk")
+	case "fstype":
+		if m.Fstype, ok = l.str(v, f); ok && (m.Fstype == "" || strings.ContainsAny(m.Fstype, ",;:=")) {
+			l.errf(v, f, "use a filesystem name such as ext4", "%s must be non-empty and free of , ; : =", f)
+			ok = false
+		}
 	}
+	return ok
+}
+
+// mountShape checks the keys of a mount mapping fit together: one kind of
+// source, a target, and options only where that kind takes them.
+func (l *loader) mountShape(n *yaml.Node, field string, m Mount, kinds []string) bool {
 	switch {
 	case len(kinds) != 1:
 		l.errf(n, field, "give exactly one of bind: ./HOST, named: VOLUME, tmpfs: {size: 64M}, disk: ./IMAGE",
 			"%s must contain exactly one of bind, named, tmpfs or disk", field)
-		return m, false
 	case m.Target == "":
 		l.errf(n, field, "add target: /GUEST/PATH", "%s has no target", field)
-		return m, false
 	case m.Create != "" && kinds[0] != "named":
 		l.errf(l.at[field+".create"], field+".create", "remove create, or use named: VOLUME", "%s.create is only valid for a named mount", field)
-		return m, false
 	case (m.Format != "" || m.Fstype != "") && kinds[0] != "disk":
 		l.errf(n, field, "remove format and fstype, or use disk: ./IMAGE", "%s: format and fstype are only valid for a disk mount", field)
-		return m, false
+	default:
+		return true
 	}
-	return m, true
+	return false
 }
 
 func (l *loader) shortMount(n *yaml.Node, field string) (Mount, bool) {

@@ -28,88 +28,102 @@ func (l *loader) network(n *yaml.Node, field string) *Network {
 		return nil
 	}
 	nw := &Network{}
-	good := true
-	optBool := func(v *yaml.Node, f string) *bool {
-		b, ok := l.boolean(v, f)
-		if !ok {
-			good = false
-			return nil
-		}
-		return &b
-	}
-	optInt := func(v *yaml.Node, f string) *int {
-		i, ok := l.integer(v, f, 0, 1<<32-1)
-		if !ok {
-			good = false
-			return nil
-		}
-		n := int(i)
-		return &n
-	}
 	l.mapping(n, field, NetworkKeys, func(key string, _, v *yaml.Node) {
-		f := field + "." + key
-		if isNull(v) {
-			return
-		}
-		switch key {
-		case "policy":
-			nw.Policy, _ = l.oneOf(v, f, NetworkPolicies...)
-		case "allow":
-			nw.Allow = l.rules(v, f)
-		case "deny":
-			nw.Deny = l.rules(v, f)
-		case "ports":
-			nw.Ports = l.ports(v, f)
-		case "dns":
-			nw.DNS = &DNS{}
-			l.mapping(v, f, []string{"rebind_protection", "nameservers", "query_timeout"}, func(k string, _, dv *yaml.Node) {
-				if isNull(dv) {
-					return
-				}
-				switch k {
-				case "rebind_protection":
-					nw.DNS.RebindProtection = optBool(dv, f+"."+k)
-				case "nameservers":
-					nw.DNS.Nameservers = l.strList(dv, f+"."+k)
-				case "query_timeout":
-					nw.DNS.QueryTimeout, _ = l.duration(dv, f+"."+k)
-				}
-			})
-		case "tls":
-			nw.TLS = &TLS{}
-			l.mapping(v, f, []string{"enabled", "bypass", "verify_upstream", "block_quic"}, func(k string, _, tv *yaml.Node) {
-				if isNull(tv) {
-					return
-				}
-				switch k {
-				case "enabled":
-					nw.TLS.Enabled = optBool(tv, f+"."+k)
-				case "bypass":
-					nw.TLS.Bypass = l.strList(tv, f+"."+k)
-				case "verify_upstream":
-					nw.TLS.VerifyUpstream = optBool(tv, f+"."+k)
-				case "block_quic":
-					nw.TLS.BlockQUIC = optBool(tv, f+"."+k)
-				}
-			})
-		case "strict":
-			nw.Strict = optBool(v, f)
-		case "trust_host_cas":
-			nw.TrustHostCAs = optBool(v, f)
-		case "max_connections":
-			nw.MaxConnections = optInt(v, f)
-		case "max_tcp_connections":
-			nw.MaxTCPConnections = optInt(v, f)
-		case "max_udp_connections":
-			nw.MaxUDPConnections = optInt(v, f)
+		if !isNull(v) {
+			l.networkKey(nw, key, v, field+"."+key)
 		}
 	})
 	if nw.MaxConnections != nil && (nw.MaxTCPConnections != nil || nw.MaxUDPConnections != nil) {
 		l.errf(l.at[field+".max_connections"], field+".max_connections", "give either max_connections or max_tcp_connections/max_udp_connections",
 			"%s.max_connections cannot be combined with max_tcp_connections or max_udp_connections (msb rejects it)", field)
 	}
-	_ = good
 	return nw
+}
+
+// networkKey reads one key of the network mapping into nw.
+func (l *loader) networkKey(nw *Network, key string, v *yaml.Node, f string) {
+	switch key {
+	case "policy":
+		nw.Policy, _ = l.oneOf(v, f, NetworkPolicies...)
+	case "allow":
+		nw.Allow = l.rules(v, f)
+	case "deny":
+		nw.Deny = l.rules(v, f)
+	case "ports":
+		nw.Ports = l.ports(v, f)
+	case "dns":
+		nw.DNS = l.dns(v, f)
+	case "tls":
+		nw.TLS = l.tls(v, f)
+	case "strict":
+		nw.Strict = l.optBool(v, f)
+	case "trust_host_cas":
+		nw.TrustHostCAs = l.optBool(v, f)
+	case "max_connections":
+		nw.MaxConnections = l.optInt(v, f)
+	case "max_tcp_connections":
+		nw.MaxTCPConnections = l.optInt(v, f)
+	case "max_udp_connections":
+		nw.MaxUDPConnections = l.optInt(v, f)
+	}
+}
+
+func (l *loader) dns(v *yaml.Node, f string) *DNS {
+	d := &DNS{}
+	l.mapping(v, f, []string{"rebind_protection", "nameservers", "query_timeout"}, func(k string, _, dv *yaml.Node) {
+		if isNull(dv) {
+			return
+		}
+		switch k {
+		case "rebind_protection":
+			d.RebindProtection = l.optBool(dv, f+"."+k)
+		case "nameservers":
+			d.Nameservers = l.strList(dv, f+"."+k)
+		case "query_timeout":
+			d.QueryTimeout, _ = l.duration(dv, f+"."+k)
+		}
+	})
+	return d
+}
+
+func (l *loader) tls(v *yaml.Node, f string) *TLS {
+	t := &TLS{}
+	l.mapping(v, f, []string{"enabled", "bypass", "verify_upstream", "block_quic"}, func(k string, _, tv *yaml.Node) {
+		if isNull(tv) {
+			return
+		}
+		switch k {
+		case "enabled":
+			t.Enabled = l.optBool(tv, f+"."+k)
+		case "bypass":
+			t.Bypass = l.strList(tv, f+"."+k)
+		case "verify_upstream":
+			t.VerifyUpstream = l.optBool(tv, f+"."+k)
+		case "block_quic":
+			t.BlockQUIC = l.optBool(tv, f+"."+k)
+		}
+	})
+	return t
+}
+
+// optBool reads an optional boolean: nil when absent or wrong (the error
+// is recorded).
+func (l *loader) optBool(v *yaml.Node, f string) *bool {
+	b, ok := l.boolean(v, f)
+	if !ok {
+		return nil
+	}
+	return &b
+}
+
+// optInt reads an optional count of 0 … 2³²-1.
+func (l *loader) optInt(v *yaml.Node, f string) *int {
+	i, ok := l.integer(v, f, 0, 1<<32-1)
+	if !ok {
+		return nil
+	}
+	n := int(i)
+	return &n
 }
 
 // rules reads network.allow / network.deny: each entry a domain. msb takes a

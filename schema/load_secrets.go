@@ -44,73 +44,81 @@ func (l *loader) secret(n *yaml.Node, name string) (Secret, bool) {
 	}
 	good := true
 	l.mapping(n, name, SecretKeys, func(key string, _, v *yaml.Node) {
-		f := name + "." + key
-		if isNull(v) {
-			return
-		}
-		var ok bool
-		switch key {
-		case "value":
-			if v.Kind != yaml.ScalarNode || v.ShortTag() != "!!str" {
-				if !skip(v) {
-					l.errf(v, f, fmt.Sprintf("write value: \"${%s}\"", envGuess(name)), "%s must be a string \"${VAR}\", not %s", f, describe(v))
-				}
-				good = false
-				return
-			}
-			l.at[f] = v
-			s.Value = v.Value
-			ok = true
-			if strings.HasPrefix(v.Value, "${") && strings.HasSuffix(v.Value, "}") {
-				if _, ok := EnvRef(v.Value); !ok {
-					// Only ${NAME} is an env reference for msb; the value is
-					// not a secret here but is still not echoed.
-					l.errf(v, f, "use ${NAME} with NAME of letters, digits and _, not starting with a digit",
-						"%s is an unsupported environment expression; msb accepts only ${NAME}", f)
-					good = false
-				}
-			}
-		case "placeholder":
-			s.Placeholder, ok = l.str(v, f)
-		case "allow":
-			s.Allow = l.strList(v, f)
-			ok = true
-		case "substitution":
-			s.Substitution = &Substitution{}
-			ok = l.mapping(v, f, []string{"headers", "query", "body"}, func(k string, _, bv *yaml.Node) {
-				if isNull(bv) {
-					return
-				}
-				b, bok := l.boolean(bv, f+"."+k)
-				if !bok {
-					good = false
-					return
-				}
-				switch k {
-				case "headers":
-					s.Substitution.Headers = &b
-				case "query":
-					s.Substitution.Query = &b
-				case "body":
-					s.Substitution.Body = &b
-				}
-			})
-		case "passthrough":
-			s.Passthrough = l.strList(v, f)
-			ok = true
-		case "violation_action":
-			s.ViolationAction, ok = l.oneOf(v, f, violationActions...)
-		case "require_tls_identity":
-			var b bool
-			if b, ok = l.boolean(v, f); ok {
-				s.RequireTLSIdentity = &b
-			}
-		}
-		if !ok {
+		if !isNull(v) && !l.secretKey(&s, name, key, v) {
 			good = false
 		}
 	})
 	return s, good
+}
+
+// secretKey reads one key of the binding of secret name into s.
+func (l *loader) secretKey(s *Secret, name, key string, v *yaml.Node) bool {
+	f := name + "." + key
+	var ok bool
+	switch key {
+	case "value":
+		s.Value, ok = l.secretValue(v, name, f)
+	case "placeholder":
+		s.Placeholder, ok = l.str(v, f)
+	case "allow":
+		s.Allow, ok = l.strList(v, f), true
+	case "substitution":
+		s.Substitution, ok = l.substitution(v, f)
+	case "passthrough":
+		s.Passthrough, ok = l.strList(v, f), true
+	case "violation_action":
+		s.ViolationAction, ok = l.oneOf(v, f, violationActions...)
+	case "require_tls_identity":
+		s.RequireTLSIdentity = l.optBool(v, f)
+		ok = s.RequireTLSIdentity != nil
+	}
+	return ok
+}
+
+// secretValue reads value: "${VAR}". An error never echoes the value: a
+// user may have pasted the secret itself.
+func (l *loader) secretValue(v *yaml.Node, name, f string) (string, bool) {
+	if v.Kind != yaml.ScalarNode || v.ShortTag() != "!!str" {
+		if !skip(v) {
+			l.errf(v, f, fmt.Sprintf("write value: \"${%s}\"", envGuess(name)), "%s must be a string \"${VAR}\", not %s", f, describe(v))
+		}
+		return "", false
+	}
+	l.at[f] = v
+	if strings.HasPrefix(v.Value, "${") && strings.HasSuffix(v.Value, "}") {
+		if _, ok := EnvRef(v.Value); !ok {
+			// Only ${NAME} is an env reference for msb.
+			l.errf(v, f, "use ${NAME} with NAME of letters, digits and _, not starting with a digit",
+				"%s is an unsupported environment expression; msb accepts only ${NAME}", f)
+			return v.Value, false
+		}
+	}
+	return v.Value, true
+}
+
+// substitution reads where msb may swap the placeholder: headers, query, body.
+func (l *loader) substitution(v *yaml.Node, f string) (*Substitution, bool) {
+	sub := &Substitution{}
+	good := true
+	ok := l.mapping(v, f, []string{"headers", "query", "body"}, func(k string, _, bv *yaml.Node) {
+		if isNull(bv) {
+			return
+		}
+		b := l.optBool(bv, f+"."+k)
+		if b == nil {
+			good = false
+			return
+		}
+		switch k {
+		case "headers":
+			sub.Headers = b
+		case "query":
+			sub.Query = b
+		case "body":
+			sub.Body = b
+		}
+	})
+	return sub, ok && good
 }
 
 func envGuess(name string) string {

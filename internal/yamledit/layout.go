@@ -29,40 +29,69 @@ func blankSentinels(b []byte) []byte {
 // With looseComments false, comment lines must keep their indentation too: a
 // comment moved to another indentation can attach to another node.
 func restoreLayout(orig, plain []byte, looseComments bool) []byte {
-	type line struct {
-		text  string
-		key   string
-		blank bool
-	}
-	split := func(b []byte) []line {
-		s := strings.TrimSuffix(string(b), "\n")
-		var out []line
-		for t := range strings.SplitSeq(s, "\n") {
-			out = append(out, line{text: t, key: matchKey(t, looseComments), blank: strings.TrimSpace(t) == ""})
+	o, p := splitLayout(orig, looseComments), splitLayout(plain, looseComments)
+	match := lcs(o.keys, p.keys) // match[i] = index in p.keys, or -1
+	blanksBefore := blankRuns(o, match, len(p.keys))
+	// Trailing blank lines of the original are not restored: files end
+	// with one newline.
+	var out []string
+	for j := range p.keys {
+		start := 0
+		if j > 0 {
+			start = p.idx[j-1] + 1
 		}
-		return out
-	}
-	ol, pl := split(orig), split(plain)
-	// Non-blank lines of each side, and the blank lines before each.
-	var oKeys, pKeys []string
-	var oIdx, pIdx []int // position of each non-blank line in ol / pl
-	for i, l := range ol {
-		if !l.blank {
-			oKeys, oIdx = append(oKeys, l.key), append(oIdx, i)
+		have := p.idx[j] - start // blank lines the encoder wrote here
+		for k := start; k < p.idx[j]; k++ {
+			out = append(out, p.lines[k].text)
 		}
-	}
-	for i, l := range pl {
-		if !l.blank {
-			pKeys, pIdx = append(pKeys, l.key), append(pIdx, i)
+		for k := have; k < blanksBefore[j]; k++ {
+			out = append(out, "")
 		}
+		text := p.lines[p.idx[j]].text
+		for i := range o.keys {
+			if match[i] == j {
+				text = o.lines[o.idx[i]].text
+				break
+			}
+		}
+		out = append(out, text)
 	}
-	match := lcs(oKeys, pKeys) // match[i] = index in pKeys, or -1
-	// blanksBefore[j]: how many blank lines the original had before the
-	// non-blank plain line j, when j and the plain line before it are the
-	// images of original lines with only blank (or deleted) lines between.
-	blanksBefore := make([]int, len(pKeys))
+	return []byte(strings.Join(out, "\n") + "\n")
+}
+
+type layoutLine struct {
+	text  string
+	key   string
+	blank bool
+}
+
+// layout is a document's lines, with the key and position of each
+// non-blank one.
+type layout struct {
+	lines []layoutLine
+	keys  []string
+	idx   []int // position of each non-blank line in lines
+}
+
+func splitLayout(b []byte, looseComments bool) layout {
+	var l layout
+	for t := range strings.SplitSeq(strings.TrimSuffix(string(b), "\n"), "\n") {
+		ln := layoutLine{text: t, key: matchKey(t, looseComments), blank: strings.TrimSpace(t) == ""}
+		if !ln.blank {
+			l.keys, l.idx = append(l.keys, ln.key), append(l.idx, len(l.lines))
+		}
+		l.lines = append(l.lines, ln)
+	}
+	return l
+}
+
+// blankRuns returns, for each non-blank plain line j, how many blank lines
+// the original had before it, when j and the plain line before it are the
+// images of original lines with only blank (or deleted) lines between.
+func blankRuns(o layout, match []int, n int) []int {
+	blanksBefore := make([]int, n)
 	prevMatched := -1 // last matched original non-blank index
-	for i := range oKeys {
+	for i := range o.keys {
 		j := match[i]
 		if j < 0 {
 			continue
@@ -72,13 +101,13 @@ func restoreLayout(orig, plain []byte, looseComments bool) []byte {
 		if prevMatched >= 0 || j == 0 {
 			start := 0
 			if prevMatched >= 0 {
-				start = oIdx[prevMatched] + 1
+				start = o.idx[prevMatched] + 1
 			}
 			// Everything in between is blank or gone from the output (a
 			// deleted block): keep the longest run of blank lines.
 			run, longest := 0, 0
-			for k := start; k < oIdx[i]; k++ {
-				if ol[k].blank {
+			for k := start; k < o.idx[i]; k++ {
+				if o.lines[k].blank {
 					run++
 					longest = max(longest, run)
 				} else {
@@ -89,31 +118,7 @@ func restoreLayout(orig, plain []byte, looseComments bool) []byte {
 		}
 		prevMatched = i
 	}
-	// Trailing blank lines of the original are not restored: files end
-	// with one newline.
-	var out []string
-	for j := range pKeys {
-		start := 0
-		if j > 0 {
-			start = pIdx[j-1] + 1
-		}
-		have := pIdx[j] - start // blank lines the encoder wrote here
-		for k := start; k < pIdx[j]; k++ {
-			out = append(out, pl[k].text)
-		}
-		for k := have; k < blanksBefore[j]; k++ {
-			out = append(out, "")
-		}
-		text := pl[pIdx[j]].text
-		for i := range oKeys {
-			if match[i] == j {
-				text = ol[oIdx[i]].text
-				break
-			}
-		}
-		out = append(out, text)
-	}
-	return []byte(strings.Join(out, "\n") + "\n")
+	return blanksBefore
 }
 
 // matchKey is what two lines must share to be "the same line": a comment

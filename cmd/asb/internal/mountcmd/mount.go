@@ -40,6 +40,14 @@ before it is written, and nothing is written if it fails.`,
 		RunE: cmdutil.NeedSubcommand,
 	}
 	cmdutil.AddDirFlag(cmd, &opts.Dir)
+	cmd.AddCommand(newAddCmd(opts),
+		cmdutil.ShowCommand(opts.Factory, &opts.Dir, "ls", []string{"list"},
+			"List what the VM sees of the host", (*outer.Boundary).PrintMounts),
+		newRmCmd(opts))
+	return cmd
+}
+
+func newAddCmd(opts *Options) *cobra.Command {
 	add := &cobra.Command{
 		Use:   "add HOST_PATH GUEST_PATH [--ro]",
 		Short: "Show the host folder HOST_PATH in the VM at GUEST_PATH",
@@ -82,10 +90,11 @@ writable one (the VM could change it there).`,
 	}
 	add.Flags().BoolVar(&opts.ReadOnly, "ro", false, "mount read-only: the VM cannot change the folder")
 	add.Flags().BoolVar(&opts.AllowHome, "allow-home", false, "allow a folder under $HOME (written as a '# asb: allow-home' comment beside it)")
-	cmd.AddCommand(add)
-	cmd.AddCommand(cmdutil.ShowCommand(opts.Factory, &opts.Dir, "ls", []string{"list"},
-		"List what the VM sees of the host", (*outer.Boundary).PrintMounts))
-	cmd.AddCommand(&cobra.Command{
+	return add
+}
+
+func newRmCmd(opts *Options) *cobra.Command {
+	return &cobra.Command{
 		Use:     "rm GUEST_PATH",
 		Aliases: []string{"remove"},
 		Short:   "Stop showing the folder mounted at GUEST_PATH",
@@ -98,8 +107,7 @@ agent works there.`,
 			opts.Guest = args[0]
 			return runRm(opts)
 		},
-	})
-	return cmd
+	}
 }
 
 func runAdd(o *Options) error {

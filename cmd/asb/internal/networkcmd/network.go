@@ -39,7 +39,14 @@ only a deny list narrows it; with network: none it reaches nothing.`,
 		RunE: cmdutil.NeedSubcommand,
 	}
 	cmdutil.AddDirFlag(cmd, &opts.Dir)
-	cmd.AddCommand(&cobra.Command{
+	cmd.AddCommand(newAllowCmd(opts), newDenyCmd(opts),
+		cmdutil.ShowCommand(opts.Factory, &opts.Dir, "show", []string{"ls"},
+			"Show the egress policy and the allowed and denied hosts", (*outer.Boundary).PrintNetwork))
+	return cmd
+}
+
+func newAllowCmd(opts *Options) *cobra.Command {
+	return &cobra.Command{
 		Use:   "allow HOST...",
 		Short: "Let the VM reach HOST",
 		Long: `Let the VM reach each HOST (a domain such as api.github.com, or *.example.com
@@ -55,8 +62,11 @@ says how to switch to an allow list.`,
 			opts.Hosts = outer.SplitHosts(args)
 			return runEdit(opts, true)
 		},
-	})
-	cmd.AddCommand(&cobra.Command{
+	}
+}
+
+func newDenyCmd(opts *Options) *cobra.Command {
+	return &cobra.Command{
 		Use:   "deny HOST...",
 		Short: "Keep the VM from reaching HOST",
 		Long: `Keep the VM from reaching each HOST.
@@ -80,10 +90,7 @@ it can never be used.`,
 			opts.Hosts = outer.SplitHosts(args)
 			return runEdit(opts, false)
 		},
-	})
-	cmd.AddCommand(cmdutil.ShowCommand(opts.Factory, &opts.Dir, "show", []string{"ls"},
-		"Show the egress policy and the allowed and denied hosts", (*outer.Boundary).PrintNetwork))
-	return cmd
+	}
 }
 
 func runEdit(o *Options, allow bool) error {

@@ -47,7 +47,11 @@ to secrets.env for you to fill in.`,
 		RunE: cmdutil.NeedSubcommand,
 	}
 	cmdutil.AddDirFlag(cmd, &opts.Dir)
+	cmd.AddCommand(newAddCmd(opts), newLsCmd(opts), newRmCmd(opts))
+	return cmd
+}
 
+func newAddCmd(opts *Options) *cobra.Command {
 	add := &cobra.Command{
 		Use:   "add NAME --allow HOST[,HOST…] [--query] [--body]",
 		Short: "Bind the credential NAME to the hosts that may receive it",
@@ -80,9 +84,11 @@ refused; --force replaces its hosts (and, when given, --query and --body).`,
 	add.Flags().BoolVar(&opts.Query, "query", false, "also substitute the value in the URL's query string")
 	add.Flags().BoolVar(&opts.Body, "body", false, "also substitute the value in request bodies")
 	add.Flags().BoolVar(&opts.Force, "force", false, "replace the hosts of a secret that is bound already")
-	cmd.AddCommand(add)
+	return add
+}
 
-	cmd.AddCommand(&cobra.Command{
+func newLsCmd(opts *Options) *cobra.Command {
+	return &cobra.Command{
 		Use:     "ls",
 		Aliases: []string{"list"},
 		Short:   "List the secrets: name, hosts, substitution, set or not (never the value)",
@@ -94,8 +100,11 @@ Values are never shown.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runLs(opts)
 		},
-	})
-	cmd.AddCommand(&cobra.Command{
+	}
+}
+
+func newRmCmd(opts *Options) *cobra.Command {
+	return &cobra.Command{
 		Use:     "rm NAME",
 		Aliases: []string{"remove"},
 		Short:   "Remove the binding of NAME from secrets.yaml",
@@ -109,8 +118,7 @@ one), and NAME's line in secrets.env, which is yours and may hold the value.`,
 			opts.Name = args[0]
 			return runRm(opts)
 		},
-	})
-	return cmd
+	}
 }
 
 func runAdd(o *Options) error {
