@@ -1,4 +1,4 @@
-// Package outerdir finds the outer folder a command acts on: the folder that
+// Package outer finds the outer folder a command acts on: the folder that
 // holds sandbox.yaml, found by walking up from the working directory, or the
 // folder given with -d/--dir.
 package outer
