@@ -217,13 +217,15 @@ func Render(tree fs.FS, opts schema.InitOptions) (*Plan, error) {
 // RenderData renders the tree for already validated data.
 func RenderData(tree fs.FS, d *Data) (*Plan, error) {
 	plan := &Plan{}
-	funcs := templateFuncs() // once: sprig builds a map of ~200 functions
-	if err := renderTree(tree, "base", "", d, funcs, plan); err != nil {
+	// One template set for every file: sprig's ~200 functions are built and
+	// bound (by reflection) once, not once per file.
+	base := template.New("").Delims("[[", "]]").Funcs(templateFuncs()).Option("missingkey=error")
+	if err := renderTree(tree, "base", "", d, base, plan); err != nil {
 		return nil, err
 	}
 	cfg := path.Join("agents", d.Agent.Name, "config")
 	plan.Files = append(plan.Files, File{Path: d.Agent.ConfigDir, Mode: ModeDir, Dir: true})
-	if err := renderTree(tree, cfg, d.Agent.ConfigDir, d, funcs, plan); err != nil {
+	if err := renderTree(tree, cfg, d.Agent.ConfigDir, d, base, plan); err != nil {
 		return nil, err
 	}
 	plan.Files = append(plan.Files, File{Path: "workspace", Mode: ModeDir, Dir: true})
@@ -231,7 +233,7 @@ func RenderData(tree fs.FS, d *Data) (*Plan, error) {
 	return plan, nil
 }
 
-func renderTree(tree fs.FS, root, dest string, d *Data, funcs template.FuncMap, plan *Plan) error {
+func renderTree(tree fs.FS, root, dest string, d *Data, base *template.Template, plan *Plan) error {
 	return fs.WalkDir(tree, root, func(p string, e fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -251,7 +253,7 @@ func renderTree(tree fs.FS, root, dest string, d *Data, funcs template.FuncMap, 
 		}
 		content := raw
 		if strings.HasSuffix(rel, ".tmpl") {
-			if content, err = execute(p, string(raw), d, funcs); err != nil {
+			if content, err = execute(base, p, string(raw), d); err != nil {
 				return err
 			}
 		}
@@ -285,8 +287,8 @@ func templateFuncs() template.FuncMap {
 	return funcs
 }
 
-func execute(name, text string, d *Data, funcs template.FuncMap) ([]byte, error) {
-	t, err := template.New(name).Delims("[[", "]]").Funcs(funcs).Option("missingkey=error").Parse(text)
+func execute(base *template.Template, name, text string, d *Data) ([]byte, error) {
+	t, err := base.New(name).Parse(text)
 	if err != nil {
 		return nil, fmt.Errorf("template %s: %w", name, err)
 	}

@@ -3,7 +3,7 @@
 // benchmarks miss), each side by side with its floor in one run, and
 // prints medians and ratios against the budgets of docs/startup.md.
 //
-//	go run ./internal/benchmark [-n 31] [-task PATH]
+//	go run ./internal/benchmark [-n 31] [-task PATH] [-only NAME]
 //
 // -task is the standalone go-task binary to hold `asb task --list` against
 // (make bench installs go-task v3.54.0 as released, with its own module's
@@ -16,14 +16,16 @@ import (
 	"os"
 	"runtime"
 	"sort"
+	"strings"
 	"time"
 )
 
 func main() {
 	n := flag.Int("n", 31, "runs of each command (interleaved with its floor)")
 	taskBin := flag.String("task", "", "the standalone go-task binary (floor of asb task --list)")
+	only := flag.String("only", "", "run only the lines whose name contains this, e.g. -only init")
 	flag.Parse()
-	if err := run(*n, *taskBin); err != nil {
+	if err := run(*n, *taskBin, *only); err != nil {
 		fmt.Fprintln(os.Stderr, "benchmark:", err)
 		os.Exit(1)
 	}
@@ -43,7 +45,7 @@ type pair struct {
 	ok         func(a, f sample) bool
 }
 
-func run(n int, taskBin string) error {
+func run(n int, taskBin, only string) error {
 	w, err := newWorkspace()
 	if err != nil {
 		return err
@@ -57,6 +59,9 @@ func run(n int, taskBin string) error {
 	fmt.Printf("(%s/%s, %d CPUs, %s)\n\n", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version())
 	fmt.Printf("%-30s %9s %9s %9s %9s  %s\n", "command", "asb", "floor", "ratio", "asb RSS", "budget")
 	for _, p := range pairs {
+		if !strings.Contains(p.name, only) {
+			continue
+		}
 		if p.floor.argv == nil {
 			fmt.Printf("%-30s %s\n", p.name, p.budget)
 			continue
