@@ -80,6 +80,7 @@ type Data struct {
 	Ports        []string
 	BaseImage    string
 	AgentVersion string
+	NPMVersion   string // npm installed in the image (Debian's nodejs ships none)
 	Workspace    string // origin of workspace/, when cloned
 	Image        string // default msb image reference
 	BuildTag     string // default builder tag
@@ -87,6 +88,10 @@ type Data struct {
 	HomeVolume   string // default home volume name
 	SchemaURL    string // base URL of the JSON Schemas, "" for none
 }
+
+// NPMVersion is the npm the image installs: the newest 11.x, which still
+// runs on Debian trixie's Node.js 20 (npm 12 needs Node.js 22.22).
+const NPMVersion = "11.6.2"
 
 // SchemaURL is where editors find the JSON Schemas of sandbox.yaml and
 // secrets.yaml (schema/*.schema.json of this repository).
@@ -178,6 +183,7 @@ func NewData(tree fs.FS, opts schema.InitOptions) (*Data, error) {
 		Ports:        opts.Ports,
 		BaseImage:    opts.BaseImage,
 		AgentVersion: cmpOr(opts.AgentVersion, agent.Version),
+		NPMVersion:   NPMVersion,
 		Workspace:    opts.Workspace,
 		Image:        opts.Name + ":" + agent.Name + "-latest",
 		BuildTag:     "agents-sandbox/runner-" + opts.Name + ":" + agent.Name + "-latest",

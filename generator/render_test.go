@@ -150,9 +150,10 @@ func TestRenderPlanShape(t *testing.T) {
 	p := mustRender(t, generator.DefaultOptions("opencode", "demo"))
 	want := map[string]string{
 		".gitignore": "0644", "README.md": "0644", "Taskfile.yml": "0644",
-		"opencode/": "0755", "opencode/opencode.json": "0644", "opencode/tui.json": "0644",
+		"opencode/": "0755", "opencode/.gitignore": "0644", "opencode/opencode.json": "0644", "opencode/tui.json": "0644",
 		"sandbox.yaml": "0644", "secrets.env": "0600", "secrets.yaml": "0644",
 		"toolchain/": "0755", "toolchain/.dockerignore": "0644", "toolchain/Dockerfile": "0644",
+		"toolchain/certs/": "0755", "toolchain/certs/README.md": "0644",
 		"toolchain/containers.conf": "0644", "workspace/": "0755",
 	}
 	got := map[string]string{}
@@ -494,7 +495,7 @@ func dockerignoreProblems(p *generator.Plan) problems {
 		}
 	}
 	slices.Sort(sent)
-	if diff := cmp.Diff([]string{"Dockerfile", "containers.conf"}, sent); diff != "" {
+	if diff := cmp.Diff([]string{"Dockerfile", "certs/README.md", "containers.conf"}, sent); diff != "" {
 		ps.add("files the build context sends (-want +got):\n%s", diff)
 	}
 	return ps
@@ -675,7 +676,16 @@ func TestTemplatesAllRender(t *testing.T) {
 			}
 		}
 	}
-	agentFiles := 2 // opencode/opencode.json, opencode/tui.json
+	agentFiles := 0 // opencode/opencode.json, tui.json, .gitignore
+	_ = fs.WalkDir(templates.FS, "agents/opencode/config", func(_ string, e fs.DirEntry, err error) error {
+		if err == nil && !e.IsDir() {
+			agentFiles++
+		}
+		return err
+	})
+	if agentFiles < 3 {
+		t.Fatalf("the opencode preset's config has %d files; it ships at least opencode.json, tui.json and .gitignore", agentFiles)
+	}
 	if files != count+agentFiles {
 		t.Errorf("plan has %d files; templates/base has %d and the agent config %d", files, count, agentFiles)
 	}

@@ -180,6 +180,7 @@ func checkBuilder(ctx context.Context, h Host) Check {
 			return c
 		}
 		c.Status = StatusOK
+		c.Detail += isolationNote(h, env[0])
 		return c
 	}
 	dockerDetail, dockerFix, ok := tryBuilder(ctx, h, "docker")
@@ -191,7 +192,7 @@ func checkBuilder(ctx context.Context, h Host) Check {
 	_, noDocker := h.LookPath("docker")
 	_, noPodman := h.LookPath("podman")
 	if ok {
-		c.Status, c.Detail = StatusOK, podmanDetail
+		c.Status, c.Detail = StatusOK, podmanDetail+isolationNote(h, "podman")
 		if noDocker == nil {
 			c.Detail += "; " + dockerDetail
 		}
@@ -210,6 +211,19 @@ func checkBuilder(ctx context.Context, h Host) Check {
 		c.Fix = "install docker or podman (Debian: sudo apt-get install podman)"
 	}
 	return c
+}
+
+// isolationNote says how podman's builds run RUN steps here, when that is
+// not its default (asb picks the isolation itself; ASB_BUILD_ARGS overrides).
+func isolationNote(h Host, tool string) string {
+	if filepath.Base(tool) != "podman" || h.Getenv("ASB_BUILD_ARGS") != "" {
+		return ""
+	}
+	mi, _ := h.ReadFile("/proc/self/mountinfo")
+	if args, why := PodmanBuildArgs(mi); args != "" {
+		return "; builds use " + args + " (" + why + ")"
+	}
+	return ""
 }
 
 // tryBuilder checks one builder: docker must reach its daemon, any other

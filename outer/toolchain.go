@@ -25,3 +25,18 @@ func (f *Folder) SetDockerArg(name, value string) error {
 	}))
 	return nil
 }
+
+// DockerArg returns the default of `ARG NAME=…` in toolchain/Dockerfile, ""
+// when there is no such line (or more than one).
+func (f *Folder) DockerArg(name string) string {
+	data, ok := f.Current(DockerfileFile)
+	if !ok {
+		return ""
+	}
+	re := regexp.MustCompile(`(?m)^ARG[ \t]+` + regexp.QuoteMeta(name) + `=(\S*)[ \t]*$`)
+	m := re.FindAllSubmatch(data, -1)
+	if len(m) != 1 {
+		return ""
+	}
+	return string(m[0][1])
+}

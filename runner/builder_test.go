@@ -40,9 +40,30 @@ func TestDetectBuilder(t *testing.T) {
 		{"podman only", map[string]string{"DOCKER_HOST": "unix://" + sock}, []string{"podman"}, Builder{Command: "podman"}},
 		{"nothing: docker, whose error says it is missing", map[string]string{"DOCKER_HOST": "unix://" + missing}, nil, Builder{Command: "docker"}},
 	}
+	hybrid := []byte("32 31 0:29 / /sys/fs/cgroup/cpu rw - cgroup cgroup rw,cpu\n41 31 0:38 / /sys/fs/cgroup/unified rw - cgroup2 cgroup2 rw\n")
+	unified := []byte("30 23 0:27 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n")
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			if got := DetectBuilder(env(c.env), on(c.path...)); got != c.want {
+			if got := DetectBuilder(env(c.env), on(c.path...), func() []byte { return unified }); got != c.want {
+				t.Fatalf("DetectBuilder = %+v, want %+v", got, c.want)
+			}
+		})
+	}
+	// On hybrid cgroups podman's RUN steps need chroot isolation; an explicit
+	// ASB_BUILD_ARGS (even --isolation oci) and docker are left alone.
+	for _, c := range []struct {
+		name string
+		env  map[string]string
+		path []string
+		want Builder
+	}{
+		{"podman on hybrid cgroups", map[string]string{"DOCKER_HOST": "unix://" + missing}, []string{"podman"}, Builder{"podman", "--isolation chroot"}},
+		{"ASB_BUILDER podman with flags", map[string]string{"ASB_BUILDER": "/opt/bin/podman --root /r"}, nil, Builder{"/opt/bin/podman --root /r", "--isolation chroot"}},
+		{"explicit args win", map[string]string{"ASB_BUILDER": "podman", "ASB_BUILD_ARGS": "--isolation oci"}, nil, Builder{"podman", "--isolation oci"}},
+		{"docker is not podman", map[string]string{"DOCKER_HOST": "unix://" + sock}, []string{"docker", "podman"}, Builder{Command: "docker"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := DetectBuilder(env(c.env), on(c.path...), func() []byte { return hybrid }); got != c.want {
 				t.Fatalf("DetectBuilder = %+v, want %+v", got, c.want)
 			}
 		})

@@ -18,6 +18,13 @@ type Agent struct {
 	// NPMPackage and Version are installed in the image with npm i -g.
 	NPMPackage string `yaml:"npm_package" validate:"required"`
 	Version    string `yaml:"version" validate:"required,asb_version"`
-	// SchemaURL is the JSON schema of the agent's config file, if any.
+	// ImageCleanup are paths under npm's global root the image build removes
+	// after installing the package (what the agent never loads, e.g. the
+	// second platform build an npm package bundles).
+	ImageCleanup []string `yaml:"image_cleanup" validate:"dive,asb_relpath"`
+	// Env is set in the image: switches that keep the agent from downloading
+	// at run time (the VM's egress is denied but for the listed hosts).
+	Env map[string]string `yaml:"env" validate:"dive,keys,asb_envname,endkeys,asb_envvalue"`
+	// Docs is where the agent's configuration is documented.
 	Docs string `yaml:"docs"`
 }

@@ -50,6 +50,30 @@ func SanitizeName(s string, maxLen int, fallback string) string {
 // ValidEnvName reports whether s is a portable environment variable name.
 func ValidEnvName(s string) bool { return envNameRe.MatchString(s) }
 
+// ValidRelPath reports whether s is a relative slash path of plain names
+// (letters, digits, @ . _ -), with no empty, "." or ".." segment: safe to
+// join under a known folder and to put in a shell word.
+func ValidRelPath(s string) bool {
+	if s == "" || len(s) > 255 {
+		return false
+	}
+	for seg := range strings.SplitSeq(s, "/") {
+		if seg == "" || seg == "." || seg == ".." || !relSegRe.MatchString(seg) {
+			return false
+		}
+	}
+	return true
+}
+
+// ValidEnvValue reports whether s is a plain value for an image's ENV: no
+// quote, backslash, $ or control character for Docker or a shell to expand.
+func ValidEnvValue(s string) bool { return len(s) <= 255 && envValueRe.MatchString(s) }
+
+var (
+	relSegRe   = regexp.MustCompile(`^[A-Za-z0-9@._-]+$`)
+	envValueRe = regexp.MustCompile(`^[A-Za-z0-9 ._:/,=+@-]*$`)
+)
+
 // ValidVersion reports whether s looks like a package version or dist-tag
 // ("1.2.3", "latest"); it never contains shell metacharacters.
 func ValidVersion(s string) bool { return versionRe.MatchString(s) }

@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/agents-sandbox/asb/outer"
 	"github.com/agents-sandbox/asb/runner"
 	"github.com/agents-sandbox/asb/schema"
 	"github.com/go-task/task/v3/taskfile/ast"
@@ -105,6 +106,12 @@ func Run(ctx context.Context, spec runner.EngineSpec, stdio Stdio) (err error) {
 	var lock Locker
 	if !spec.Dry {
 		lock = folderLock(spec, stdio.Err)
+		// Before go-task sums toolchain/: the certificates are part of the
+		// image's inputs, and image:build copying them in mid-run would make
+		// the next run see a change.
+		if err := outer.SyncHostCerts(spec.Dir, false, stdio.Err); err != nil {
+			return err
+		}
 	}
 	recorded := false
 	err = tasks.RunLocked(ctx, spec.Tasks, spec.Args, lock, func() {

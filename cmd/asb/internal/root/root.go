@@ -15,6 +15,7 @@ import (
 	"github.com/agents-sandbox/asb/cmd/asb/internal/boundarycmd"
 	"github.com/agents-sandbox/asb/cmd/asb/internal/cmdutil"
 	"github.com/agents-sandbox/asb/cmd/asb/internal/doctorcmd"
+	"github.com/agents-sandbox/asb/cmd/asb/internal/imagecmd"
 	"github.com/agents-sandbox/asb/cmd/asb/internal/initcmd"
 	"github.com/agents-sandbox/asb/cmd/asb/internal/mountcmd"
 	"github.com/agents-sandbox/asb/cmd/asb/internal/networkcmd"
@@ -92,6 +93,7 @@ microVM. The agent sees only the files, credentials and network you list in an
 		doctorcmd.NewCmd(f),
 		versioncmd.NewCmd(f),
 		reapcmd.NewCmd(f),
+		imagecmd.NewCmd(f),
 	)
 	return cmd
 }

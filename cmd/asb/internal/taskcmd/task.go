@@ -161,7 +161,7 @@ func identify(ctx context.Context, o *Options, dir string, tf *runner.Taskfile) 
 		return nil, err
 	}
 	vars := id.Vars()
-	b := runner.DetectBuilder(o.Getenv, o.LookPath)
+	b := runner.DetectBuilder(o.Getenv, o.LookPath, nil)
 	vars["BUILDER"] = b.Command
 	if b.BuildArgs != "" {
 		vars["BUILD_ARGS"] = b.BuildArgs

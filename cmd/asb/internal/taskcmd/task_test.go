@@ -292,8 +292,11 @@ func TestStoppedVMIsStartedNotRecreated(t *testing.T) {
 	s.calls()
 	mustRun(t, s, "task", "agent")
 	got := summary(s.calls())
-	// The warm path's checks first (the VM is not running: it gives up),
-	// then the engine's.
+	// The warm path's checks first (the VM is not running: it gives up;
+	// they run at once, so in either order), then the engine's.
+	if len(got) > 2 {
+		slices.Sort(got[:2])
+	}
 	if want := []string{"msb inspect", "msb status", "msb inspect", "msb status", "msb status", "msb start", "msb status", "msb exec"}; !slices.Equal(got, want) {
 		t.Fatalf("with a stopped VM, agent ran %q, want %q", got, want)
 	}

@@ -1,0 +1,97 @@
+package outer
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/agents-sandbox/asb/generator"
+	"github.com/agents-sandbox/asb/host"
+)
+
+// CertsDir is the folder of toolchain/ whose *.crt files the image trusts.
+const CertsDir = "toolchain/certs"
+
+// HostCertPrefix starts the names of the certificates asb copies from this
+// machine; .gitignore keeps them out of the repository (they are per
+// machine). Other *.crt files there are the team's and are left alone.
+const HostCertPrefix = "host-"
+
+// CertsSync is what SyncCerts changed.
+type CertsSync struct {
+	Added, Removed, Kept []string // file names under CertsDir
+}
+
+// SyncCerts makes CertsDir of the outer folder dir hold exactly cas as
+// host-FINGERPRINT.crt: new ones are written (atomically), ones no longer
+// on the host removed, unchanged ones not touched, so that the image build
+// is not invalidated for nothing.
+func SyncCerts(dir string, cas []host.CA) (CertsSync, error) {
+	var s CertsSync
+	certs := filepath.Join(dir, filepath.FromSlash(CertsDir))
+	if err := os.MkdirAll(certs, generator.ModeDir); err != nil {
+		return s, fmt.Errorf("%s: %w", CertsDir, err)
+	}
+	want := map[string][]byte{}
+	for _, ca := range cas {
+		want[HostCertPrefix+ca.Fingerprint[:16]+".crt"] = ca.PEM
+	}
+	entries, err := os.ReadDir(certs)
+	if err != nil {
+		return s, fmt.Errorf("%s: %w", CertsDir, err)
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if !strings.HasPrefix(name, HostCertPrefix) || !strings.HasSuffix(name, ".crt") || want[name] != nil {
+			continue
+		}
+		if err := os.Remove(filepath.Join(certs, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return s, fmt.Errorf("%s: %w", CertsDir, err)
+		}
+		s.Removed = append(s.Removed, name)
+	}
+	for name, pem := range want {
+		p := filepath.Join(certs, name)
+		if cur, err := os.ReadFile(p); err == nil && bytes.Equal(cur, pem) {
+			s.Kept = append(s.Kept, name)
+			continue
+		}
+		if err := generator.WriteFileAtomic(p, pem, generator.ModeFile); err != nil {
+			return s, fmt.Errorf("%s: %w", CertsDir, err)
+		}
+		s.Added = append(s.Added, name)
+	}
+	slices.Sort(s.Added)
+	slices.Sort(s.Kept)
+	return s, nil
+}
+
+// SyncHostCerts is SyncCerts with this machine's extra CAs (host.ExtraCAs),
+// saying on w which ones the image now trusts and which were dropped. A
+// folder without toolchain/certs/ (made by an older asb, whose Dockerfile
+// does not copy it) is left alone unless create.
+func SyncHostCerts(dir string, create bool, w io.Writer) error {
+	if fi, err := os.Stat(filepath.Join(dir, filepath.FromSlash(CertsDir))); !create && (err != nil || !fi.IsDir()) {
+		return nil
+	}
+	cas := host.ExtraCAs(os.DirFS("/"))
+	s, err := SyncCerts(dir, cas)
+	if err != nil {
+		return err
+	}
+	for _, ca := range cas {
+		if slices.Contains(s.Added, HostCertPrefix+ca.Fingerprint[:16]+".crt") {
+			fmt.Fprintf(w, "asb: the image trusts this machine's CA %s (%s)\n", ca.Subject, ca.Source)
+		}
+	}
+	if len(s.Removed) > 0 {
+		fmt.Fprintf(w, "asb: removed %s from %s (no longer on this machine)\n", strings.Join(s.Removed, ", "), CertsDir)
+	}
+	return nil
+}
