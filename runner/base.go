@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -35,11 +37,29 @@ type BaseImage struct {
 // DefaultDebianMirror is the mirror used when the host's apt names none.
 const DefaultDebianMirror = "http://deb.debian.org/debian"
 
-// Exists reports whether the builder already has the image.
+// BaseLabel marks a base image asb built, with a digest of its recipe
+// (suite, variant, mirror, mmdebstrap's arguments).
+const BaseLabel = "org.agents-sandbox.base"
+
+// Recipe is the digest BaseLabel holds: a change of any input (asb's own
+// recipe included) builds the base again.
+func (b BaseImage) Recipe() string {
+	sum := sha256.Sum256([]byte(strings.Join(append(b.mmdebstrapArgs(), "epoch="+b.SourceDateEpoch), "\x00")))
+	return hex.EncodeToString(sum[:6])
+}
+
+// Exists reports whether the builder has the image, as this recipe makes
+// it. An image of that name that asb did not build (no BaseLabel) is the
+// user's, and counts as there.
 func (b BaseImage) Exists(ctx context.Context) bool {
-	argv := append(append([]string{}, b.Builder...), "image", "inspect", b.Ref)
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	return cmd.Run() == nil
+	argv := append(append([]string{}, b.Builder...), "image", "inspect", "--format",
+		`{{index .Config.Labels "`+BaseLabel+`"}}`, b.Ref)
+	out, err := exec.CommandContext(ctx, argv[0], argv[1:]...).Output()
+	if err != nil {
+		return false
+	}
+	label := strings.TrimSpace(string(out))
+	return label == "" || label == "<no value>" || label == b.Recipe()
 }
 
 // Build runs mmdebstrap into the builder's import.
@@ -53,7 +73,8 @@ func (b BaseImage) Build(ctx context.Context) error {
 	}
 	deb := exec.CommandContext(ctx, "mmdebstrap", b.mmdebstrapArgs()...)
 	deb.Env = append(os.Environ(), "SOURCE_DATE_EPOCH="+b.SourceDateEpoch)
-	imp := append(append([]string{}, b.Builder...), "import", "--change", `CMD ["bash"]`, "-", b.Ref)
+	imp := append(append([]string{}, b.Builder...), "import", "--change", `CMD ["bash"]`,
+		"--change", "LABEL "+BaseLabel+"="+b.Recipe(), "-", b.Ref)
 	load := exec.CommandContext(ctx, imp[0], imp[1:]...)
 	pipe, err := deb.StdoutPipe()
 	if err != nil {
@@ -83,7 +104,7 @@ func (b BaseImage) Build(ctx context.Context) error {
 	case derr != nil:
 		return &ToolError{Cmd: []string{"mmdebstrap", b.Suite}, Code: exitCode(derr), Output: debErr.String(), Err: derr}
 	case lerr != nil:
-		return &ToolError{Cmd: imp[:len(imp)-2], Code: exitCode(lerr), Output: loadErr.String(), Err: lerr}
+		return &ToolError{Cmd: append(append([]string{}, b.Builder...), "import"), Code: exitCode(lerr), Output: loadErr.String(), Err: lerr}
 	}
 	return nil
 }

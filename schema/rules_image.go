@@ -10,6 +10,9 @@ import (
 // tries to pull it.
 const LocalBaseRepo = "localhost/debian"
 
+// IsLocalBase reports whether ref names a base asb builds rather than pulls.
+func IsLocalBase(ref string) bool { return strings.HasPrefix(ref, LocalBaseRepo+":") }
+
 var debianSuiteRe = regexp.MustCompile(`^[a-z]{3,20}$`)
 
 // LocalDebianBase judges a base image reference `asb task image:base` is to
@@ -17,8 +20,8 @@ var debianSuiteRe = regexp.MustCompile(`^[a-z]{3,20}$`)
 // is a Debian suite or codename (trixie, bookworm, stable, …). It returns
 // the suite.
 func LocalDebianBase(ref string) (suite string, re *RuleError) {
-	tag, ok := strings.CutPrefix(ref, LocalBaseRepo+":")
-	if !ok {
+	tag, _ := strings.CutPrefix(ref, LocalBaseRepo+":")
+	if !IsLocalBase(ref) {
 		return "", &RuleError{Value: ref, Why: "is not a base image asb builds (only " + LocalBaseRepo + ":SUITE[-slim] is; another name is pulled from its registry)",
 			Fix: "set ARG BASE_IMAGE=" + LocalBaseRepo + ":trixie-slim in toolchain/Dockerfile (asb init --base-image " + LocalBaseRepo + ":trixie-slim), or pull " + ref + " from its registry"}
 	}

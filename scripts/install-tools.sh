@@ -6,7 +6,7 @@
 #   TOOLS_DIR/bin/msb  -> ../msb-0.7.2/package/bin/msb       (a symlink: msb
 #                         finds libkrunfw through its own path, a copy breaks)
 #   TOOLS_DIR/bin/task   go-task v3.54.0, the version asb embeds (benchmarks)
-#   podman, docker.io, busybox-static                        Debian packages
+#   podman, docker.io, busybox-static, mmdebstrap            Debian packages
 #
 # Without root or apt-get the Debian packages are reported missing and the
 # script goes on: the tests then fail in CI (CI=true) and skip locally.
@@ -73,6 +73,8 @@ install_debs() {
 	# docker.io brings both dockerd and a docker CLI.
 	command -v dockerd >/dev/null 2>&1 && command -v docker >/dev/null 2>&1 || missing+=(docker.io)
 	[ -x /bin/busybox ] && file_is_static /bin/busybox || missing+=(busybox-static)
+	# The real-image test builds its Debian base from packages (no registry).
+	command -v mmdebstrap >/dev/null 2>&1 || missing+=(mmdebstrap)
 	[ ${#missing[@]} -eq 0 ] && return 0
 	if ! command -v apt-get >/dev/null 2>&1; then
 		say "missing ${missing[*]}, and there is no apt-get: install them yourself (the real-tool tests skip without them)"

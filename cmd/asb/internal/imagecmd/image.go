@@ -104,11 +104,11 @@ func runBase(ctx context.Context, o *Options) error {
 	if ref == "" {
 		return fmt.Errorf("%s has no single ARG BASE_IMAGE=… line: add one, e.g. ARG BASE_IMAGE=%s:trixie-slim", outer.DockerfileFile, schema.LocalBaseRepo)
 	}
+	if o.IfLocal && !schema.IsLocalBase(ref) {
+		return nil // a registry's image: the build pulls it
+	}
 	suite, re := schema.LocalDebianBase(ref)
 	if re != nil {
-		if o.IfLocal {
-			return nil // a registry's image: the build pulls it
-		}
 		return fmt.Errorf("%s: ARG BASE_IMAGE %w", outer.DockerfileFile, re)
 	}
 	b := runner.BaseImage{Builder: o.Builder, Ref: ref, Suite: suite, Slim: strings.HasSuffix(ref, "-slim"),
