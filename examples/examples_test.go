@@ -35,11 +35,24 @@ func examples() []example {
 	gh.Secrets = []schema.SecretSpec{{Name: "GITHUB_TOKEN", Hosts: []string{"api.github.com", "github.com"}}}
 	gh.Allow = []string{"registry.npmjs.org"}
 	gh.Ports = []string{"5173:5173"}
-	return []example{
-		{"opencode", "asb init --agent opencode --name demo --no-git examples/opencode", generator.DefaultOptions("opencode", "demo")},
+	list := []example{
 		{"opencode-github", "asb init --agent opencode --name demo-github --secret GITHUB_TOKEN@api.github.com,github.com " +
 			"--allow registry.npmjs.org --port 5173:5173 --no-git examples/opencode-github", gh},
 	}
+	// One plain example per preset: a new preset gets its golden folder by
+	// make examples, and a stale one fails here.
+	agents, err := generator.Agents(templates.FS)
+	if err != nil {
+		panic(err)
+	}
+	for _, a := range agents {
+		name := "demo-" + a
+		if a == "opencode" {
+			name = "demo"
+		}
+		list = append(list, example{a, "asb init --agent " + a + " --name " + name + " --no-git examples/" + a, generator.DefaultOptions(a, name)})
+	}
+	return list
 }
 
 // TestExamples fails when a committed file of an example differs from what

@@ -7,10 +7,21 @@ type Agent struct {
 	Description string `yaml:"description" validate:"required"`
 	// ConfigDir is the folder in the outer folder holding the agent's config,
 	// mounted read-only at MountTarget.
-	ConfigDir   string `yaml:"config_dir" validate:"required,asb_project"`
-	MountTarget string `yaml:"mount_target" validate:"required,startswith=/"`
+	ConfigDir string `yaml:"config_dir" validate:"required,asb_project"`
+	// (/home/dev/… for an agent that only reads it there, /etc/NAME for one
+	// that writes into its home folder and reads a system layer there).
+	MountTarget string `yaml:"mount_target" validate:"required,asb_agent_target"`
 	// Command is the argv that starts the agent in the VM.
 	Command []string `yaml:"command" validate:"required,min=1"`
+	// Bin is the program the package installs, run with --version when the
+	// image is built (default: Command[0]).
+	Bin string `yaml:"bin" validate:"omitempty,asb_relpath,excludes=/"`
+	// Node is the Node.js version the agent needs when Debian's (20) is too
+	// old: the image installs it from the npm registry's node package.
+	Node string `yaml:"node" validate:"omitempty,asb_version"`
+	// Apt are Debian packages the agent uses besides the image's own (in a
+	// layer of their own, so the common layers stay shared).
+	Apt []string `yaml:"apt" validate:"dive,asb_project"`
 	// KeyVar is the environment variable holding the provider key.
 	KeyVar string `yaml:"key_var" validate:"asb_secret"`
 	// Hosts the agent needs to reach; the key is only sent to these.
@@ -27,4 +38,12 @@ type Agent struct {
 	Env map[string]string `yaml:"env" validate:"dive,keys,asb_envname,endkeys,asb_envvalue"`
 	// Docs is where the agent's configuration is documented.
 	Docs string `yaml:"docs"`
+}
+
+// Program is the agent's executable: Bin, or the command's first word.
+func (a Agent) Program() string {
+	if a.Bin != "" {
+		return a.Bin
+	}
+	return a.Command[0]
 }

@@ -136,7 +136,9 @@ func (m MountRules) GuestPath(guest string, ownMount bool) *RuleError {
 		return &RuleError{Value: guest, Why: "is the VM's root", Fix: fix}
 	}
 	for _, s := range guestSystem {
-		if IsUnderGuest(g, s) {
+		// An agent preset's config target may be a system layer the agent
+		// reads (/etc/codex); AgentTarget is the presets' rule.
+		if IsUnderGuest(g, s) && !(ownMount && g != s && AgentTarget(g) == nil) {
 			return &RuleError{Value: guest, Why: "is " + s + ", which the VM needs for itself", Fix: fix}
 		}
 	}
@@ -157,6 +159,23 @@ func (m MountRules) GuestPath(guest string, ownMount bool) *RuleError {
 		}
 	}
 	return nil
+}
+
+// AgentTarget judges where an agent preset mounts its config folder: under
+// /home/dev (the agent reads it there), or /etc/NAME, one folder for the
+// system layer of an agent that must write into its home folder (Codex's
+// /etc/codex, Gemini CLI's /etc/gemini-cli, Claude Code's /etc/claude-code).
+func AgentTarget(p string) *RuleError {
+	fix := "use /home/dev/PATH or /etc/NAME"
+	switch {
+	case p != path.Clean(p) || !strings.HasPrefix(p, "/"):
+		return &RuleError{Value: p, Why: "is not an absolute, clean path", Fix: fix}
+	case strings.HasPrefix(p, HomeMount+"/"):
+		return nil
+	case strings.HasPrefix(p, "/etc/") && !strings.Contains(p[len("/etc/"):], "/") && ValidProjectName(p[len("/etc/"):]):
+		return nil
+	}
+	return &RuleError{Value: p, Why: "is not a place for an agent's config", Fix: fix}
 }
 
 // IsUnderGuest reports whether guest path p is q or inside it.

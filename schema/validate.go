@@ -26,6 +26,7 @@ func NewValidator() *validator.Validate {
 	must("asb_relpath", ValidRelPath)
 	must("asb_envname", ValidEnvName)
 	must("asb_envvalue", ValidEnvValue)
+	must("asb_agent_target", func(s string) bool { return AgentTarget(s) == nil })
 	// The rules of rules.go, so that a flag is judged as validate and the
 	// edit commands judge the same value.
 	for tag, rule := range stringRules {
@@ -56,21 +57,22 @@ var stringRules = map[string]func(string) *RuleError{
 
 // ruleHelp says, per validator tag, what a valid value looks like.
 var ruleHelp = map[string]string{
-	"asb_project":  "use lowercase letters, digits and dashes, starting with a letter or digit, at most 63 characters (e.g. my-project)",
-	"asb_env":      "use an environment variable name: letters, digits and _, not starting with a digit (e.g. GITHUB_TOKEN)",
-	"asb_host":     "use a domain name such as api.github.com or *.example.com (no scheme, port, path or IP address)",
-	"asb_image":    "use an image reference such as debian:bookworm-slim",
-	"asb_version":  "use a version such as 1.2.3 or latest",
-	"asb_relpath":  "use a relative path of plain names, e.g. opencode-ai/node_modules",
-	"asb_envname":  "use an environment variable name: letters, digits and _, not starting with a digit",
-	"asb_envvalue": "use letters, digits, spaces and . _ : / , = + @ - only",
-	"asb_size":     "use a number with a unit M or G, e.g. 512M or 4G (msb reads no other unit)",
-	"asb_port":     "use HOST:GUEST, e.g. 8080:80 or 127.0.0.1:8080:80/tcp",
-	"required":     "it must be set",
-	"min":          "it is below the minimum",
-	"max":          "it is above the maximum",
-	"oneof":        "it must be one of the listed values",
-	"dive":         "each entry must be valid",
+	"asb_project":      "use lowercase letters, digits and dashes, starting with a letter or digit, at most 63 characters (e.g. my-project)",
+	"asb_env":          "use an environment variable name: letters, digits and _, not starting with a digit (e.g. GITHUB_TOKEN)",
+	"asb_host":         "use a domain name such as api.github.com or *.example.com (no scheme, port, path or IP address)",
+	"asb_image":        "use an image reference such as debian:bookworm-slim",
+	"asb_version":      "use a version such as 1.2.3 or latest",
+	"asb_agent_target": "use /home/dev/PATH, or /etc/NAME for an agent's system layer",
+	"asb_relpath":      "use a relative path of plain names, e.g. opencode-ai/node_modules",
+	"asb_envname":      "use an environment variable name: letters, digits and _, not starting with a digit",
+	"asb_envvalue":     "use letters, digits, spaces and . _ : / , = + @ - only",
+	"asb_size":         "use a number with a unit M or G, e.g. 512M or 4G (msb reads no other unit)",
+	"asb_port":         "use HOST:GUEST, e.g. 8080:80 or 127.0.0.1:8080:80/tcp",
+	"required":         "it must be set",
+	"min":              "it is below the minimum",
+	"max":              "it is above the maximum",
+	"oneof":            "it must be one of the listed values",
+	"dive":             "each entry must be valid",
 }
 
 // ruleOf returns the rules.go verdict behind a validator error, nil when
