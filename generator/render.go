@@ -59,6 +59,22 @@ func (p *Plan) Lookup(rel string) (File, bool) {
 	return File{}, false
 }
 
+// Put adds f to the plan, or replaces the entry at its path, with an entry
+// for each folder above it, keeping the plan sorted by path.
+func (p *Plan) Put(f File) {
+	for dir := path.Dir(f.Path); dir != "." && dir != "/"; dir = path.Dir(dir) {
+		if _, ok := p.Lookup(dir); !ok {
+			p.Files = append(p.Files, File{Path: dir, Mode: ModeDir, Dir: true})
+		}
+	}
+	if i := slices.IndexFunc(p.Files, func(e File) bool { return e.Path == f.Path }); i >= 0 {
+		p.Files[i] = f
+	} else {
+		p.Files = append(p.Files, f)
+	}
+	sort.Slice(p.Files, func(i, j int) bool { return p.Files[i].Path < p.Files[j].Path })
+}
+
 // Secret is a credential binding as the templates see it.
 type Secret struct {
 	Name        string

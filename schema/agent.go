@@ -36,8 +36,21 @@ type Agent struct {
 	// Env is set in the image: switches that keep the agent from downloading
 	// at run time (the VM's egress is denied but for the listed hosts).
 	Env map[string]string `yaml:"env" validate:"dive,keys,asb_envname,endkeys,asb_envvalue"`
+	// HostConfig is what `asb init --import-host-config` may copy from the
+	// host's own config folder of the agent.
+	HostConfig *HostConfig `yaml:"host_config"`
 	// Docs is where the agent's configuration is documented.
 	Docs string `yaml:"docs"`
+}
+
+// HostConfig names the agent's settings on the host: the folder (relative
+// to $HOME), the entries that are settings (copied), and those known to
+// hold credentials or session state (skipped, with the reason). Anything
+// else there is skipped too, and named.
+type HostConfig struct {
+	From    string            `yaml:"from" validate:"required,asb_relpath"`
+	Copy    []string          `yaml:"copy" validate:"required,min=1,dive,asb_relpath"`
+	Private map[string]string `yaml:"private" validate:"dive,keys,asb_relpath,endkeys,required"`
 }
 
 // Program is the agent's executable: Bin, or the command's first word.

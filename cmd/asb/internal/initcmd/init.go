@@ -30,9 +30,11 @@ type Options struct {
 	DryRun  bool
 	Force   bool
 	NoGit   bool
-	Git     runner.Git
-	Getenv  func(string) string
-	Agents  []schema.Agent
+	// ImportHostConfig copies the agent's settings from the host's $HOME.
+	ImportHostConfig bool
+	Git              runner.Git
+	Getenv           func(string) string
+	Agents           []schema.Agent
 	// changed reports whether a flag was given (re-init applies those to
 	// the files the user edited); nil: none was.
 	changed func(flag string) bool
@@ -98,6 +100,7 @@ func Run(ctx context.Context, o *Options) error {
 		return err
 	}
 	report(o.IO.Out, res.changes, false)
+	p.imported.report(o.IO.Out)
 	reportReapplied(o.IO.Out, re)
 	nextSteps(o.IO.Out, o, p.plan, res)
 	if len(re.left) > 0 {
@@ -108,8 +111,9 @@ func Run(ctx context.Context, o *Options) error {
 
 // prepared is a run of init whose inputs all checked out.
 type prepared struct {
-	dir  string
-	plan *generator.Plan
+	dir      string
+	plan     *generator.Plan
+	imported *hostImport // --import-host-config
 }
 
 // prepare checks every input and renders the plan; nothing is written.
@@ -143,6 +147,12 @@ func (o *Options) prepare() (*prepared, error) {
 	if err != nil {
 		return nil, err
 	}
+	var imported *hostImport
+	if o.ImportHostConfig {
+		if imported, err = o.importHostConfig(plan); err != nil {
+			return nil, err
+		}
+	}
 	if o.Init.Workspace != "" {
 		if err := checkWorkspaceEmpty(dir); err != nil {
 			return nil, err
@@ -155,7 +165,7 @@ func (o *Options) prepare() (*prepared, error) {
 			return nil, fmt.Errorf("git is not installed (or not on PATH): install it, or pass --no-git (and drop --workspace)")
 		}
 	}
-	return &prepared{dir: dir, plan: plan}, nil
+	return &prepared{dir: dir, plan: plan, imported: imported}, nil
 }
 
 // resolveWorkspace checks --workspace and makes a local path absolute.
@@ -187,6 +197,7 @@ func (o *Options) dryRun(ctx context.Context, p *prepared) error {
 		return err
 	}
 	report(o.IO.Out, changes, true)
+	p.imported.report(o.IO.Out)
 	if o.Init.Workspace != "" {
 		fmt.Fprintf(o.IO.Out, "would clone %s into workspace/\n", o.Init.Workspace)
 	}

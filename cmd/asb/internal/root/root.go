@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agents-sandbox/asb/cmd/asb/internal/agentscmd"
 	"github.com/agents-sandbox/asb/cmd/asb/internal/boundarycmd"
 	"github.com/agents-sandbox/asb/cmd/asb/internal/cmdutil"
 	"github.com/agents-sandbox/asb/cmd/asb/internal/doctorcmd"
@@ -91,6 +92,7 @@ microVM. The agent sees only the files, credentials and network you list in an
 		mountcmd.NewCmd(f),
 		portcmd.NewCmd(f),
 		doctorcmd.NewCmd(f),
+		agentscmd.NewCmd(f),
 		versioncmd.NewCmd(f),
 		reapcmd.NewCmd(f),
 		imagecmd.NewCmd(f),

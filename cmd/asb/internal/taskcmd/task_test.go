@@ -3,6 +3,7 @@ package taskcmd_test
 import (
 	"bytes"
 	"context"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -68,9 +69,15 @@ type sandbox struct {
 
 func newSandbox(t testing.TB, opts schema.InitOptions) *sandbox {
 	t.Helper()
+	return newSandboxFrom(t, templates.FS, opts)
+}
+
+// newSandboxFrom is newSandbox with the outer folder rendered from tree.
+func newSandboxFrom(t testing.TB, tree fs.FS, opts schema.InitOptions) *sandbox {
+	t.Helper()
 	base := t.TempDir()
 	s := &sandbox{t: t, dir: filepath.Join(base, "demo"), state: filepath.Join(base, "state"), bin: filepath.Join(base, "bin")}
-	plan, err := generator.Render(templates.FS, opts)
+	plan, err := generator.Render(tree, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
