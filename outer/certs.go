@@ -74,10 +74,11 @@ func SyncCerts(dir string, cas []host.CA) (CertsSync, error) {
 
 // SyncHostCerts is SyncCerts with this machine's extra CAs (host.ExtraCAs),
 // saying on w which ones the image now trusts and which were dropped. A
-// folder without toolchain/certs/ (made by an older asb, whose Dockerfile
-// does not copy it) is left alone unless create.
-func SyncHostCerts(dir string, create bool, w io.Writer) error {
-	if fi, err := os.Stat(filepath.Join(dir, filepath.FromSlash(CertsDir))); !create && (err != nil || !fi.IsDir()) {
+// folder without toolchain/certs/ (made by an older asb, or a toolchain of
+// the user's own, whose Dockerfile does not copy it) is left alone: making
+// the folder would only change the build's inputs.
+func SyncHostCerts(dir string, w io.Writer) error {
+	if fi, err := os.Stat(filepath.Join(dir, filepath.FromSlash(CertsDir))); err != nil || !fi.IsDir() {
 		return nil
 	}
 	cas := host.ExtraCAs(os.DirFS("/"))

@@ -109,7 +109,7 @@ func Run(ctx context.Context, spec runner.EngineSpec, stdio Stdio) (err error) {
 		// Before go-task sums toolchain/: the certificates are part of the
 		// image's inputs, and image:build copying them in mid-run would make
 		// the next run see a change.
-		if err := outer.SyncHostCerts(spec.Dir, false, stdio.Err); err != nil {
+		if err := outer.SyncHostCerts(spec.Dir, stdio.Err); err != nil {
 			return err
 		}
 	}

@@ -92,7 +92,7 @@ func runCerts(o *Options) error {
 	if err != nil {
 		return err
 	}
-	return outer.SyncHostCerts(f.Dir, true, o.Factory.IO.ErrOut)
+	return outer.SyncHostCerts(f.Dir, o.Factory.IO.ErrOut)
 }
 
 func runBase(ctx context.Context, o *Options) error {
@@ -101,6 +101,9 @@ func runBase(ctx context.Context, o *Options) error {
 		return err
 	}
 	ref := f.DockerArg("BASE_IMAGE")
+	if ref == "" && o.IfLocal {
+		return nil // a Dockerfile of the user's own, with its FROM as it is
+	}
 	if ref == "" {
 		return fmt.Errorf("%s has no single ARG BASE_IMAGE=… line: add one, e.g. ARG BASE_IMAGE=%s:trixie-slim", outer.DockerfileFile, schema.LocalBaseRepo)
 	}
