@@ -110,8 +110,9 @@ type Data struct {
 const NPMVersion = "11.6.2"
 
 // SchemaURL is where editors find the JSON Schemas of sandbox.yaml and
-// secrets.yaml (schema/*.schema.json of this repository).
-const SchemaURL = "https://raw.githubusercontent.com/agents-sandbox/asb/main/schema/"
+// secrets.yaml: the outer folder's own copies in .schemas/, relative to
+// the files (so the link resolves on every clone, offline too).
+const SchemaURL = "./" + schema.SchemaDir + "/"
 
 // DefaultOptions are the options of a plain `asb init --agent AGENT`.
 func DefaultOptions(agent, name string) schema.InitOptions {
@@ -233,7 +234,11 @@ func Render(tree fs.FS, opts schema.InitOptions) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	return RenderData(tree, d)
+	plan, err := RenderData(tree, d)
+	if err != nil {
+		return nil, err
+	}
+	return plan, withRecord(plan, opts, d.AgentVersion)
 }
 
 // RenderData renders the tree for already validated data.

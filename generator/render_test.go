@@ -155,15 +155,31 @@ func TestRenderPlanShape(t *testing.T) {
 		"toolchain/": "0755", "toolchain/.dockerignore": "0644", "toolchain/Dockerfile": "0644",
 		"toolchain/certs/": "0755", "toolchain/certs/README.md": "0644",
 		"toolchain/containers.conf": "0644", "workspace/": "0755",
+		"asb.yaml": "0644", ".schemas/": "0755", ".schemas/sandbox.schema.json": "0644", ".schemas/secrets.schema.json": "0644",
 	}
 	got := map[string]string{}
 	var paths []string
 	for _, e := range planEntries(p) {
-		got[e.Path] = e.Mode
 		paths = append(paths, e.Path)
+		if !strings.HasPrefix(e.Path, schema.BaseDir+"/") {
+			got[e.Path] = e.Mode
+		}
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("paths and modes (-want +got):\n%s", diff)
+	}
+	// Every file asb writes but secrets.env (the user's) and the record
+	// itself has its bytes kept in .asb-base/, the base of asb update.
+	for _, f := range p.Files {
+		if f.Dir || f.Path == "secrets.env" || f.Path == schema.RecordFile || strings.HasPrefix(f.Path, schema.BaseDir+"/") {
+			continue
+		}
+		if b, ok := p.Lookup(generator.BasePath(f.Path)); !ok || !bytes.Equal(b.Content, f.Content) {
+			t.Errorf("%s has no base copy in %s", f.Path, generator.BasePath(f.Path))
+		}
+	}
+	if _, ok := p.Lookup(generator.BasePath("secrets.env")); ok {
+		t.Error("secrets.env has a base copy: its values must stay out of the repository")
 	}
 	if !slices.IsSorted(paths) {
 		t.Errorf("plan is not sorted by path: %v", paths)
@@ -666,6 +682,9 @@ func TestTemplatesAllRender(t *testing.T) {
 	}
 	files := 0
 	for _, f := range p.Files {
+		if f.Path == schema.RecordFile || strings.HasPrefix(f.Path, schema.BaseDir+"/") || strings.HasPrefix(f.Path, schema.SchemaDir+"/") {
+			continue // the record, the bases and the schemas: not templates
+		}
 		if !f.Dir {
 			files++
 			if len(bytes.TrimSpace(f.Content)) == 0 {

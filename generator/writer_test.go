@@ -173,6 +173,8 @@ func TestDryRunWritesNothing(t *testing.T) {
 		ch := apply(t, root, p2, generator.WriteOptions{DryRun: true, Force: true})
 		want := allAs(p2, generator.Unchanged, map[string]generator.Action{
 			"README.md": generator.Overwrite, "Taskfile.yml": generator.Create, "sandbox.yaml": generator.Update,
+			// the record follows: the answers, and the bytes asb writes now
+			".asb-base/sandbox.yaml": generator.Update, "asb.yaml": generator.Update,
 		})
 		if diff := cmp.Diff(want, actions(ch)); diff != "" {
 			t.Errorf("actions (-want +got):\n%s", diff)
@@ -289,6 +291,8 @@ func TestUneditedFileFollowsOptions(t *testing.T) {
 	ch := apply(t, root, p2, generator.WriteOptions{})
 	want := allAs(p2, generator.Unchanged, map[string]generator.Action{
 		"sandbox.yaml": generator.Update, "README.md": generator.Kept,
+		// the record follows: the answers, and the bytes asb writes now
+		".asb-base/sandbox.yaml": generator.Update, ".asb-base/README.md": generator.Update, "asb.yaml": generator.Update,
 	})
 	if diff := cmp.Diff(want, actions(ch)); diff != "" {
 		t.Errorf("actions (-want +got):\n%s", diff)

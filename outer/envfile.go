@@ -64,15 +64,9 @@ func AppendEnvLine(data []byte, exists bool, name string) []byte {
 // secret of secrets.yaml that has no line (never a value), and returns the
 // names it added; the caller commits.
 func (f *Folder) EnsureEnvLines() []string {
-	data, _ := f.Current(SecretsFile)
-	secs, _, _ := schema.LoadSecrets(SecretsFile, data)
 	env, exists := f.Current(SecretsEnvFile)
 	var added []string
-	for _, name := range secretOrder(data, secs) {
-		ref := name
-		if r, ok := schema.EnvRef(secs[name].Value); ok {
-			ref = r
-		}
+	for _, ref := range f.SecretRefs() {
 		if !EnvFileMentions(env, ref) {
 			env, exists = AppendEnvLine(env, exists, ref), true
 			added = append(added, ref)
@@ -82,4 +76,21 @@ func (f *Folder) EnsureEnvLines() []string {
 		f.Set(SecretsEnvFile, env)
 	}
 	return added
+}
+
+// SecretRefs are the host variables the secrets of secrets.yaml read their
+// values from (value: "${NAME}"; the secret's own name otherwise), in the
+// file's order.
+func (f *Folder) SecretRefs() []string {
+	data, _ := f.Current(SecretsFile)
+	secs, _, _ := schema.LoadSecrets(SecretsFile, data)
+	var refs []string
+	for _, name := range secretOrder(data, secs) {
+		ref := name
+		if r, ok := schema.EnvRef(secs[name].Value); ok {
+			ref = r
+		}
+		refs = append(refs, ref)
+	}
+	return refs
 }

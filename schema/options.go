@@ -13,8 +13,8 @@ const (
 
 // SecretSpec is one credential binding requested with --secret NAME@HOST,…
 type SecretSpec struct {
-	Name  string   `flag:"name" validate:"asb_secret"`
-	Hosts []string `flag:"hosts" validate:"required,min=1,dive,asb_host"`
+	Name  string   `flag:"name" yaml:"name" validate:"asb_secret"`
+	Hosts []string `flag:"hosts" yaml:"hosts" validate:"required,min=1,dive,asb_host"`
 }
 
 // ParseSecretSpec parses NAME@HOST[,HOST…].
@@ -36,18 +36,21 @@ func ParseSecretSpec(s string) (SecretSpec, error) {
 // InitOptions are everything `asb init` needs to render an outer folder. They
 // are validated as a whole before any template runs.
 type InitOptions struct {
-	Agent     string       `flag:"agent" validate:"required"`
-	Name      string       `flag:"name" validate:"required,asb_project"`
-	CPUs      int          `flag:"cpus" validate:"asb_cpus"`
-	Memory    string       `flag:"memory" validate:"asb_memory"`
-	Secrets   []SecretSpec `flag:"secret" validate:"dive"`
-	Network   string       `flag:"network" validate:"oneof=allow public none"`
-	Allow     []string     `flag:"allow" validate:"dive,asb_host"`
-	Ports     []string     `flag:"port" validate:"dive,asb_port"`
-	Workspace string       `flag:"workspace"`
-	BaseImage string       `flag:"base-image" validate:"required,asb_image"`
+	Agent     string       `flag:"agent" yaml:"agent" validate:"required"`
+	Name      string       `flag:"name" yaml:"name" validate:"required,asb_project"`
+	CPUs      int          `flag:"cpus" yaml:"cpus" validate:"asb_cpus"`
+	Memory    string       `flag:"memory" yaml:"memory" validate:"asb_memory"`
+	Secrets   []SecretSpec `flag:"secret" yaml:"secrets,omitempty" validate:"dive"`
+	Network   string       `flag:"network" yaml:"network" validate:"oneof=allow public none"`
+	Allow     []string     `flag:"allow" yaml:"allow,omitempty" validate:"dive,asb_host"`
+	Ports     []string     `flag:"port" yaml:"ports,omitempty" validate:"dive,asb_port"`
+	Workspace string       `flag:"workspace" yaml:"-"` // recorded as the workspace's origin
+	BaseImage string       `flag:"base-image" yaml:"base_image" validate:"required,asb_image"`
 	// AgentVersion pins the agent package installed in the image.
-	AgentVersion string `flag:"agent-version" validate:"omitempty,asb_version"`
+	AgentVersion string `flag:"agent-version" yaml:"agent_version,omitempty" validate:"omitempty,asb_version"`
+	// Record is what the record (asb.yaml) says beyond the answers: asb's
+	// version and the workspace's origin. Not a flag.
+	Record *Record `flag:"-" yaml:"-" validate:"-"`
 }
 
 // Validate checks every field and the rules between fields.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/agents-sandbox/asb/cmd/asb/internal/cmdutil"
 	"github.com/agents-sandbox/asb/generator"
+	"github.com/agents-sandbox/asb/outer"
 	"github.com/agents-sandbox/asb/runner"
 	"github.com/agents-sandbox/asb/schema"
 )
@@ -35,6 +36,7 @@ type Options struct {
 	Git              runner.Git
 	Getenv           func(string) string
 	Agents           []schema.Agent
+	Version          string // asb's, for the record
 	// changed reports whether a flag was given (re-init applies those to
 	// the files the user edited); nil: none was.
 	changed func(flag string) bool
@@ -43,7 +45,7 @@ type Options struct {
 // NewCmd returns `asb init`. runF replaces the run function in tests.
 func NewCmd(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
 	def := generator.DefaultOptions("", "")
-	opts := &Options{IO: f.IO, Templates: f.Templates, Getwd: f.Getwd, Getenv: f.Getenv, Init: def}
+	opts := &Options{IO: f.IO, Templates: f.Templates, Getwd: f.Getwd, Getenv: f.Getenv, Init: def, Version: f.Version}
 	agents, _ := generator.Agents(f.Templates)
 	cmd := &cobra.Command{
 		Use:     "init --agent AGENT [DIR]",
@@ -79,6 +81,13 @@ func NewCmd(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cob
 // rendered before anything is written; then, holding the folder's lock,
 // the write (write.go).
 func Run(ctx context.Context, o *Options) error {
+	if o.Init.Agent == "" {
+		// A clone of a shared outer folder: set it up, as asb sync does.
+		if dir, err := o.absDir(); err == nil && fileExists(filepath.Join(dir, schema.RecordFile)) {
+			fmt.Fprintln(o.IO.ErrOut, "asb: this is an outer folder made by asb ("+schema.RecordFile+"): setting up this clone, as asb sync does")
+			return outer.Sync(ctx, dir, o.Git, outer.Options{Getenv: o.Getenv, Agents: o.Agents}, o.IO.Out)
+		}
+	}
 	p, err := o.prepare()
 	if err != nil {
 		return err
@@ -206,4 +215,9 @@ func (o *Options) dryRun(ctx context.Context, p *prepared) error {
 	}
 	fmt.Fprintln(o.IO.Out, "dry run: nothing was written")
 	return nil
+}
+
+func fileExists(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.Mode().IsRegular()
 }

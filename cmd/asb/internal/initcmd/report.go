@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/agents-sandbox/asb/generator"
+	"github.com/agents-sandbox/asb/schema"
 )
 
 func report(w io.Writer, changes []generator.Change, dry bool) {
@@ -18,7 +19,14 @@ func report(w io.Writer, changes []generator.Change, dry bool) {
 		verb[generator.Update] = "would update"
 		verb[generator.Overwrite] = "would overwrite"
 	}
+	var bases []generator.Change
 	for _, c := range changes {
+		if c.Path == schema.BaseDir || strings.HasPrefix(c.Path, schema.BaseDir+"/") {
+			bases = append(bases, c) // the merge bases: one line below, unless something is wrong
+			if c.Action != generator.Conflict {
+				continue
+			}
+		}
 		name := c.Path
 		if c.Dir && !strings.HasSuffix(name, "/") {
 			name += "/"
@@ -29,6 +37,31 @@ func report(w io.Writer, changes []generator.Change, dry bool) {
 		}
 		fmt.Fprintln(w, strings.TrimRight(line, " "))
 	}
+	if n := countFiles(bases); n > 0 {
+		fmt.Fprintf(w, "%-15s       %s/  (the bytes asb wrote, %d files: what asb update merges against)\n", baseVerb(bases, verb), schema.BaseDir, n)
+	}
+}
+
+func countFiles(cs []generator.Change) int {
+	n := 0
+	for _, c := range cs {
+		if !c.Dir {
+			n++
+		}
+	}
+	return n
+}
+
+// baseVerb sums up what happened to the merge bases: the strongest action.
+func baseVerb(cs []generator.Change, verb map[generator.Action]string) string {
+	for _, a := range []generator.Action{generator.Conflict, generator.Overwrite, generator.Update, generator.Create, generator.Kept} {
+		for _, c := range cs {
+			if c.Action == a && !c.Dir {
+				return verb[a]
+			}
+		}
+	}
+	return verb[generator.Unchanged]
 }
 
 func nextSteps(w io.Writer, o *Options, plan *generator.Plan, res *written) {

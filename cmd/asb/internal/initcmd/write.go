@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/agents-sandbox/asb/generator"
+	"github.com/agents-sandbox/asb/schema"
 )
 
 // written is what a run of init did.
@@ -38,6 +39,9 @@ func (o *Options) write(ctx context.Context, p *prepared) (*written, error) {
 		return nil, err
 	}
 	defer cleanup()
+	if err := o.record(ctx, p, clone); err != nil {
+		return nil, err
+	}
 	changes, undo, err := generator.ApplyUndoable(ctx, p.dir, p.plan, generator.WriteOptions{Force: o.Force})
 	if err != nil {
 		return nil, err
@@ -124,4 +128,37 @@ func existingParent(dir string) (string, error) {
 func dirExists(p string) bool {
 	fi, err := os.Stat(p)
 	return err == nil && fi.IsDir()
+}
+
+// record puts asb.yaml into the plan with what is known only now: asb's
+// version, and where workspace/ comes from (the clone of --workspace, or a
+// repository already in workspace/).
+func (o *Options) record(ctx context.Context, p *prepared, clone string) error {
+	ws := clone
+	if ws == "" {
+		ws = filepath.Join(p.dir, "workspace")
+	}
+	rec := &schema.Record{Asb: o.Version}
+	if origin, ok := o.Git.Origin(ctx, ws); ok {
+		rec.Workspace = origin
+	}
+	opts := o.Init
+	opts.Record = rec
+	agent, err := generator.LoadAgent(o.Templates, opts.Agent)
+	if err != nil {
+		return err
+	}
+	raw, err := schema.MarshalRecord(generator.Record(opts, cmpOr(opts.AgentVersion, agent.Version)))
+	if err != nil {
+		return err
+	}
+	p.plan.Put(generator.File{Path: schema.RecordFile, Mode: generator.ModeFile, Content: raw})
+	return nil
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
 }

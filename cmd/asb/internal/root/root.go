@@ -23,7 +23,9 @@ import (
 	"github.com/agents-sandbox/asb/cmd/asb/internal/portcmd"
 	"github.com/agents-sandbox/asb/cmd/asb/internal/reapcmd"
 	"github.com/agents-sandbox/asb/cmd/asb/internal/secretcmd"
+	"github.com/agents-sandbox/asb/cmd/asb/internal/synccmd"
 	"github.com/agents-sandbox/asb/cmd/asb/internal/taskcmd"
+	"github.com/agents-sandbox/asb/cmd/asb/internal/updatecmd"
 	"github.com/agents-sandbox/asb/cmd/asb/internal/validatecmd"
 	"github.com/agents-sandbox/asb/cmd/asb/internal/versioncmd"
 	"github.com/agents-sandbox/asb/host"
@@ -93,6 +95,8 @@ microVM. The agent sees only the files, credentials and network you list in an
 		portcmd.NewCmd(f),
 		doctorcmd.NewCmd(f),
 		agentscmd.NewCmd(f),
+		synccmd.NewCmd(f),
+		updatecmd.NewCmd(f),
 		versioncmd.NewCmd(f),
 		reapcmd.NewCmd(f),
 		imagecmd.NewCmd(f),

@@ -1,0 +1,58 @@
+// Package synccmd is `asb sync`: set up a fresh clone of an outer folder
+// from its record, for a teammate's first run.
+package synccmd
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agents-sandbox/asb/cmd/asb/internal/cmdutil"
+	"github.com/agents-sandbox/asb/outer"
+	"github.com/agents-sandbox/asb/runner"
+)
+
+// Options are the parsed command line of `asb sync`.
+type Options struct {
+	Factory *cmdutil.Factory
+	Dir     string
+	Git     runner.Git
+}
+
+// NewCmd returns `asb sync`.
+func NewCmd(f *cmdutil.Factory) *cobra.Command {
+	opts := &Options{Factory: f}
+	cmd := &cobra.Command{
+		Use:   "sync",
+		Short: "Set up this clone of a shared outer folder: workspace/, secrets.env",
+		Long: `Set up a clone of an outer folder that a teammate made and committed, from
+its record (asb.yaml): clone workspace/ from the recorded origin when it is
+empty (or say what to put there), and create secrets.env (mode 0600, git-ignored)
+with a commented line for each secret of secrets.yaml. No committed file
+changes, and running it again changes nothing. Each clone gets its own VM
+and home volume names, so two clones on one machine never collide.
+
+asb init in such a folder, without --agent, does the same.`,
+		Example: `  git clone git@example.com:team/app-sandbox.git && cd app-sandbox
+  asb sync
+  $EDITOR secrets.env && asb task agent`,
+		Args: cmdutil.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return Run(cmd.Context(), opts) },
+	}
+	cmdutil.AddDirFlag(cmd, &opts.Dir)
+	return cmd
+}
+
+// Run sets up the clone and says what is left to do.
+func Run(ctx context.Context, o *Options) error {
+	wd, err := o.Factory.Getwd()
+	if err != nil {
+		return fmt.Errorf("working directory: %w", err)
+	}
+	dir, err := outer.Resolve(wd, o.Dir)
+	if err != nil {
+		return err
+	}
+	return outer.Sync(ctx, dir, o.Git, outer.Options{Getenv: o.Factory.Getenv, Agents: cmdutil.Agents(o.Factory)}, o.Factory.IO.Out)
+}

@@ -1,0 +1,188 @@
+package outer
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/agents-sandbox/asb/generator"
+	"github.com/agents-sandbox/asb/runner"
+	"github.com/agents-sandbox/asb/schema"
+)
+
+// UpdateStep is what `asb update` does with one file.
+type UpdateStep struct {
+	Path   string
+	Action string // updated, merged, conflict, created, removed, kept-dropped, left-deleted
+	Why    string
+	Before []byte // the file as it was (nil: absent)
+	After  []byte // what it becomes (nil: removed or left absent)
+}
+
+// UpdatePlan is every file an update changes, and what it writes.
+type UpdatePlan struct {
+	Steps []UpdateStep
+	write []generator.PendingFile
+	drop  []string // paths to remove
+}
+
+// Conflicts are the files left with conflict markers.
+func (u *UpdatePlan) Conflicts() []string {
+	var out []string
+	for _, s := range u.Steps {
+		if s.Action == "conflict" {
+			out = append(out, s.Path)
+		}
+	}
+	return out
+}
+
+// PlanUpdate renders the templates of tree with the answers of dir's
+// record (asb.yaml) and merges each file three ways: what asb wrote last
+// (.asb-base/), the user's file, the new render. Nothing is written.
+func PlanUpdate(ctx context.Context, dir string, tree fs.FS, version string, git runner.Git) (*UpdatePlan, error) {
+	rec, err := schema.ReadRecord(dir)
+	if err != nil {
+		return nil, err
+	}
+	opts := rec.Answers
+	opts.Record = &schema.Record{Asb: version, Workspace: rec.Workspace}
+	plan, err := generator.Render(tree, opts)
+	if err != nil {
+		return nil, fmt.Errorf("render the templates with the answers of %s: %w", schema.RecordFile, err)
+	}
+	u := &UpdatePlan{}
+	made := map[string]bool{}
+	for _, f := range plan.Files {
+		if f.Dir || f.Preserve || strings.HasPrefix(f.Path, schema.BaseDir+"/") {
+			continue
+		}
+		made[f.Path] = true
+		if err := u.mergeOne(ctx, dir, f, git); err != nil {
+			return nil, err
+		}
+	}
+	if err := u.dropped(dir, made); err != nil {
+		return nil, err
+	}
+	return u, nil
+}
+
+// mergeOne plans one file of the new render.
+func (u *UpdatePlan) mergeOne(ctx context.Context, dir string, f generator.File, git runner.Git) error {
+	ours, oursOK := readOpt(dir, f.Path)
+	base, baseOK := readOpt(dir, generator.BasePath(f.Path))
+	theirs := f.Content
+	owned := f.Path == schema.RecordFile || strings.HasPrefix(f.Path, schema.SchemaDir+"/")
+	step := UpdateStep{Path: f.Path, Before: ours}
+	switch {
+	case oursOK && bytes.Equal(ours, theirs):
+		// up to date; the base may still be stale
+	case owned || (!oursOK && !baseOK):
+		step.Action, step.After = "created", theirs
+		if oursOK {
+			step.Action, step.Why = "updated", "asb's own file"
+		}
+	case !oursOK:
+		step.Action, step.Why = "left-deleted", "you deleted it; the new template is in "+generator.BasePath(f.Path)
+	case baseOK && bytes.Equal(ours, base):
+		step.Action, step.Why, step.After = "updated", "you had not edited it", theirs
+	case baseOK && bytes.Equal(theirs, base):
+		// the template did not change: the user's file stays as it is
+	default:
+		merged, conflicts, err := git.MergeFile(ctx, ours, base, theirs, [3]string{f.Path + " (yours)", f.Path + " (asb's last)", f.Path + " (asb's new)"})
+		if err != nil {
+			return fmt.Errorf("merge %s: %w", f.Path, err)
+		}
+		step.Action, step.Why, step.After = "merged", "your edits and the new template", merged
+		if conflicts > 0 {
+			step.Action, step.Why = "conflict", fmt.Sprintf("%d place(s) where you and the template changed the same lines: markers left", conflicts)
+		}
+	}
+	if step.Action != "" {
+		u.Steps = append(u.Steps, step)
+		if step.After != nil {
+			u.write = append(u.write, pending(dir, f.Path, step.After, f.Mode))
+		}
+	}
+	if !baseOK || !bytes.Equal(base, theirs) {
+		u.write = append(u.write, pending(dir, generator.BasePath(f.Path), theirs, generator.ModeFile))
+	}
+	return nil
+}
+
+// dropped plans the files the new templates no longer make: removed when
+// the user had not edited them, kept (and named) when they had.
+func (u *UpdatePlan) dropped(dir string, made map[string]bool) error {
+	root := filepath.Join(dir, schema.BaseDir)
+	var bases []string
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		bases = append(bases, filepath.ToSlash(rel))
+		return nil
+	})
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%s: %w", schema.BaseDir, err)
+	}
+	sort.Strings(bases)
+	for _, rel := range bases {
+		if made[rel] {
+			continue
+		}
+		base, _ := readOpt(dir, generator.BasePath(rel))
+		ours, ok := readOpt(dir, rel)
+		u.drop = append(u.drop, filepath.Join(dir, filepath.FromSlash(generator.BasePath(rel))))
+		switch {
+		case !ok:
+		case bytes.Equal(ours, base):
+			u.Steps = append(u.Steps, UpdateStep{Path: rel, Action: "removed", Why: "the templates no longer make it; you had not edited it", Before: ours})
+			u.drop = append(u.drop, filepath.Join(dir, filepath.FromSlash(rel)))
+		default:
+			u.Steps = append(u.Steps, UpdateStep{Path: rel, Action: "kept-dropped", Why: "the templates no longer make it; kept, since you edited it", Before: ours, After: ours})
+		}
+	}
+	return nil
+}
+
+// Apply writes the update all or nothing, then removes the dropped files.
+func (u *UpdatePlan) Apply() error {
+	for _, f := range u.write {
+		if err := os.MkdirAll(filepath.Dir(f.Path), generator.ModeDir); err != nil {
+			return fmt.Errorf("nothing was changed: %w", err)
+		}
+	}
+	if err := generator.WriteFilesAtomic(u.write); err != nil {
+		return fmt.Errorf("nothing was changed: %w", err)
+	}
+	for _, p := range u.drop {
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
+}
+
+// Changed reports whether the update writes anything.
+func (u *UpdatePlan) Changed() bool { return len(u.write) > 0 || len(u.drop) > 0 }
+
+func pending(dir, rel string, data []byte, mode fs.FileMode) generator.PendingFile {
+	p := filepath.Join(dir, filepath.FromSlash(rel))
+	if fi, err := os.Stat(p); err == nil {
+		mode = fi.Mode().Perm()
+	}
+	return generator.PendingFile{Path: p, Data: data, Mode: mode}
+}
+
+func readOpt(dir, rel string) ([]byte, bool) {
+	b, err := schema.ReadFile(filepath.Join(dir, filepath.FromSlash(rel)))
+	return b, err == nil
+}

@@ -1,0 +1,113 @@
+package schema
+
+import (
+	"bytes"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// The committed record of how an outer folder was made (asb.yaml), and the
+// bytes asb wrote for each file (.asb-base/), which `asb update` merges
+// against on any clone. Runtime state stays in .asb/, git-ignored.
+const (
+	RecordFile = "asb.yaml"
+	BaseDir    = ".asb-base"
+	SchemaDir  = ".schemas"
+	// RecordFormat is the record's format; an asb that reads an older one
+	// reads it, a newer one is refused with "upgrade asb".
+	RecordFormat = 1
+)
+
+// WorkspaceOrigin is where workspace/ comes from: a git repository (URL,
+// branch, the commit it was at), or a local folder (URL empty).
+type WorkspaceOrigin struct {
+	URL    string `yaml:"url,omitempty"`
+	Branch string `yaml:"branch,omitempty"`
+	Commit string `yaml:"commit,omitempty"`
+}
+
+// Record is asb.yaml.
+type Record struct {
+	Format       int             `yaml:"format"`
+	Asb          string          `yaml:"asb"` // the version of asb that wrote it
+	Agent        string          `yaml:"agent"`
+	AgentVersion string          `yaml:"agent_version"`
+	Answers      InitOptions     `yaml:"answers"`
+	Workspace    WorkspaceOrigin `yaml:"workspace"`
+}
+
+// NoRecordError is a folder without asb.yaml.
+type NoRecordError struct{ Dir string }
+
+func (e *NoRecordError) Error() string {
+	return fmt.Sprintf("%s has no %s, the record asb init writes: lay an outer folder down with asb init --agent NAME (an outer folder made by an older asb gets one from asb init --agent NAME run again in it)", e.Dir, RecordFile)
+}
+
+// ReadRecord reads dir's asb.yaml. A record of a newer format is refused
+// with the fix (upgrade asb), never misread.
+func ReadRecord(dir string) (*Record, error) {
+	raw, err := ReadFile(filepath.Join(dir, RecordFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, &NoRecordError{Dir: dir}
+	}
+	if err != nil {
+		return nil, err
+	}
+	var probe struct {
+		Format int    `yaml:"format"`
+		Asb    string `yaml:"asb"`
+	}
+	if err := yaml.Unmarshal(raw, &probe); err != nil {
+		return nil, fmt.Errorf("%s: %w (it is written by asb; restore it from git)", RecordFile, err)
+	}
+	if probe.Format > RecordFormat {
+		return nil, fmt.Errorf("%s was written by asb %s (record format %d); this asb reads format %d: upgrade asb", RecordFile, probe.Asb, probe.Format, RecordFormat)
+	}
+	if probe.Format < 1 {
+		return nil, fmt.Errorf("%s has no format: it is written by asb; restore it from git", RecordFile)
+	}
+	var r Record
+	dec := yaml.NewDecoder(bytes.NewReader(raw))
+	dec.KnownFields(true)
+	if err := dec.Decode(&r); err != nil {
+		return nil, fmt.Errorf("%s: %w (it is written by asb; restore it from git)", RecordFile, err)
+	}
+	if err := r.Answers.Validate(); err != nil {
+		return nil, fmt.Errorf("%s: answers: %w", RecordFile, err)
+	}
+	return &r, nil
+}
+
+// MarshalRecord writes r as asb.yaml, with a header that says what it is.
+func MarshalRecord(r *Record) ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteString("# asb.yaml: how asb made this outer folder (asb writes it; commit it).\n" +
+		"# `asb sync` sets up a fresh clone from it; `asb update` renders the\n" +
+		"# templates of a newer asb with these answers and merges them into your\n" +
+		"# files, against the bytes asb wrote (" + BaseDir + "/).\n")
+	enc := yaml.NewEncoder(&b)
+	enc.SetIndent(2)
+	if err := enc.Encode(r); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), enc.Close()
+}
+
+//go:embed sandbox.schema.json secrets.schema.json
+var jsonSchemas embed.FS
+
+// JSONSchemas are the JSON Schemas of sandbox.yaml and secrets.yaml, by
+// file name; asb writes them into each outer folder's .schemas/.
+func JSONSchemas() map[string][]byte {
+	out := map[string][]byte{}
+	for _, n := range []string{"sandbox.schema.json", "secrets.schema.json"} {
+		b, _ := jsonSchemas.ReadFile(n)
+		out[n] = b
+	}
+	return out
+}
