@@ -3,16 +3,11 @@ package fakemodel
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"io"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -293,98 +288,5 @@ func TestPiecesKeepUTF8Whole(t *testing.T) {
 		if len(p) > 5 || !json.Valid([]byte(`"`+p+`"`)) || strings.ToValidUTF8(p, "?") != p {
 			t.Errorf("piece %q", p)
 		}
-	}
-}
-
-// TestModelWithRealOpenCode runs `opencode run` against the stand-in when
-// ASB_OPENCODE_BIN names an opencode binary (1.18.x): the script writes a
-// file, runs bash, and ends with "done".
-func TestModelWithRealOpenCode(t *testing.T) {
-	bin := os.Getenv("ASB_OPENCODE_BIN")
-	if bin == "" {
-		t.Skip("set ASB_OPENCODE_BIN to an opencode binary to run the real agent against the fake model")
-	}
-	project := t.TempDir()
-	hello := filepath.Join(project, "hello.txt")
-	m := StartModel(t,
-		ModelStep{Tool: "write", Args: map[string]any{"filePath": hello, "content": "hello from the fake model\n"}},
-		ModelStep{Tool: "bash", Args: map[string]any{"command": "ls -a /", "description": "list root"}},
-	)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "run", "create hello.txt")
-	cmd.Dir = project
-	cmd.Env = openCodeEnv(t, m.URL())
-	cmd.WaitDelay = 5 * time.Second
-	start := time.Now()
-	out, err := cmd.CombinedOutput()
-	t.Logf("opencode run took %v:\n%s", time.Since(start).Round(time.Millisecond), out)
-	t.Logf("requests:\n%s", m.Summary())
-	if err != nil {
-		t.Fatalf("opencode run: %v", err)
-	}
-	if b, err := os.ReadFile(hello); err != nil || string(b) != "hello from the fake model\n" {
-		t.Errorf("hello.txt: %q, %v", b, err)
-	}
-	results := m.ToolResults()
-	if len(results) != 2 || !strings.Contains(results[1], "proc") || !strings.Contains(results[1], "etc") {
-		t.Errorf("tool results %q, want the write's and then the listing of /", results)
-	}
-	if m.StepsServed() != 2 {
-		t.Errorf("%d steps served, want 2", m.StepsServed())
-	}
-	for _, r := range m.Requests() {
-		if r.Auth != "Bearer placeholder-key" {
-			t.Errorf("%s %s: Authorization %q, want Bearer placeholder-key", r.Method, r.Path, r.Auth)
-		}
-	}
-}
-
-// openCodeEnv is a closed environment for opencode: a fresh home, no update
-// checks or downloads, and a config naming the stand-in as its only model.
-func openCodeEnv(t *testing.T, baseURL string) []string {
-	t.Helper()
-	home := t.TempDir()
-	tmp := filepath.Join(home, "tmp") // opencode makes $TMPDIR/opencode for the bash tool's scratch work
-	if err := os.Mkdir(tmp, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	// opencode npm-installs @opencode-ai/plugin into each config dir in the
-	// background (from registry.npmjs.org) unless it finds it installed
-	// there already: package.json and package-lock.json naming it, and a
-	// node_modules folder. Seed those, and the .gitignore it would write.
-	configDir := filepath.Join(home, ".config", "opencode")
-	dep := `{"dependencies":{"@opencode-ai/plugin":"*"}}`
-	for name, content := range map[string]string{
-		".gitignore":         "node_modules\npackage.json\npackage-lock.json\nbun.lock\n.gitignore\n",
-		"package.json":       dep,
-		"package-lock.json":  `{"lockfileVersion":3,"packages":{"":` + dep + `}}`,
-		"node_modules/.keep": "",
-	} {
-		p := filepath.Join(configDir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	config, _ := json.Marshal(map[string]any{
-		"provider": map[string]any{"local": map[string]any{
-			"npm": "@ai-sdk/openai-compatible", "name": "Local stand-in",
-			"options": map[string]any{"baseURL": baseURL, "apiKey": "{env:OPENCODE_API_KEY}"},
-			"models": map[string]any{"fake-model": map[string]any{
-				"name": "Fake", "tool_call": true, "limit": map[string]any{"context": 32000, "output": 4096},
-			}},
-		}},
-		"model": "local/fake-model", "small_model": "local/fake-model", "autoupdate": false, "share": "disabled",
-	})
-	return []string{
-		"PATH=" + os.Getenv("PATH"), "HOME=" + home, "TMPDIR=" + tmp, "TERM=dumb", "NO_COLOR=1",
-		"XDG_CONFIG_HOME=" + filepath.Join(home, ".config"), "XDG_DATA_HOME=" + filepath.Join(home, ".local/share"),
-		"XDG_CACHE_HOME=" + filepath.Join(home, ".cache"), "XDG_STATE_HOME=" + filepath.Join(home, ".local/state"),
-		"OPENCODE_DISABLE_AUTOUPDATE=1", "OPENCODE_DISABLE_MODELS_FETCH=1", "OPENCODE_DISABLE_LSP_DOWNLOAD=1",
-		"OPENCODE_DISABLE_DEFAULT_PLUGINS=1", "OPENCODE_DISABLE_SHARE=1",
-		"OPENCODE_CONFIG_CONTENT=" + string(config), "OPENCODE_API_KEY=placeholder-key",
 	}
 }
