@@ -1,57 +1,25 @@
 package schema
 
-import (
-	"strings"
-)
-
-// egress describes what msb 0.7.2 lets the VM reach.
+// egress is what the checks ask of the network: everything (the zero
+// policy with all set, when there is no sandbox.yaml to read), or
+// EgressPolicy's verdict (egress.go: the one evaluator).
 type egress struct {
-	all   bool     // the whole (public) internet, but for deny
-	allow []string // otherwise only these
-	deny  []string // never these
+	all    bool
+	policy *EgressPolicy
 }
 
-// effectiveEgress is what msb 0.7.2 resolves network to, as observed with
-// msb create + inspect: no key, "public", "open" and an object without
-// allow entries (allow: [] included) reach the public internet; an object
-// with allow entries reaches only them, whatever its policy (public's rule
-// is dropped, none's deny-all becomes the allow list); a bare "none"
-// reaches nothing. deny entries are subtracted in every form.
+// effectiveEgress is network as msb 0.7.2 resolves it (Egress).
 func effectiveEgress(nw *Network) egress {
-	switch {
-	case nw == nil:
-		return egress{all: true}
-	case nw.Short && nw.Policy == "none":
-		return egress{}
-	case nw.Short:
-		return egress{all: true}
-	case len(nw.Allow) > 0:
-		return egress{allow: nw.Allow, deny: nw.Deny}
-	case nw.Policy == "none":
-		return egress{deny: nw.Deny}
-	}
-	return egress{all: true, deny: nw.Deny}
+	p := Egress(nw)
+	return egress{policy: &p}
 }
 
 // reaches reports whether host (a domain or *.domain) is reachable.
 func (e egress) reaches(host string) bool {
-	if covers(e.deny, host) {
-		return false
+	if e.policy == nil {
+		return e.all
 	}
-	return e.all || covers(e.allow, host)
-}
-
-// covers reports whether a list of domains and *.domains takes in host.
-func covers(list []string, host string) bool {
-	for _, a := range list {
-		if strings.EqualFold(a, host) {
-			return true
-		}
-		if d, ok := strings.CutPrefix(a, "*."); ok && strings.HasSuffix(strings.ToLower(strings.TrimPrefix(host, "*.")), "."+strings.ToLower(d)) {
-			return true
-		}
-	}
-	return false
+	return e.policy.Reaches(host)
 }
 
 func (c *checker) checkNetwork() {
@@ -71,6 +39,9 @@ func (c *checker) checkNetwork() {
 		n = p
 	}
 	switch {
+	case nw.Policy == "open" && len(nw.Allow) > 0:
+		c.at(SandboxFile, n, SeverityWarning, "network.policy", "remove policy: open to keep only the allow list, or remove allow for everything",
+			"policy open combined with allow: msb 0.7.2 then drops the open policy, so only the allow list is reachable")
 	case nw.Policy == "open":
 		c.at(SandboxFile, n, SeverityWarning, "network", "use network: {allow: [HOST, …]} to allow only the hosts the agent needs",
 			"network is open: the VM can reach the whole internet, private ranges and the host included")

@@ -71,12 +71,7 @@ func (e *env) msb(args []string) error {
 	case "exec":
 		return e.msbExec(args)
 	case "logs":
-		_, pos, _ := flags(args, "--tail", "--since", "--until", "--source")
-		if len(pos) != 1 || !e.exists("msb-vms", pos[0]) {
-			return fail("error: sandbox not found")
-		}
-		_, err := fmt.Fprintln(e.stdout, "fake log line")
-		return err
+		return e.msbLogs(args)
 	}
 	return exitError{2, fmt.Sprintf("error: unrecognized subcommand '%s'", cmd)}
 }

@@ -3,6 +3,7 @@ package networkcmd
 
 import (
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -23,7 +24,7 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 	opts := &Options{Factory: f}
 	cmd := &cobra.Command{
 		Use:   "network <command>",
-		Short: "Allow or deny the hosts the VM may reach",
+		Short: "Allow, deny, check and learn the hosts the VM may reach",
 		Long: `Change network in sandbox.yaml: which hosts the agent in the VM may reach.
 Comments and layout of sandbox.yaml are kept; the edit is checked like
 asb validate before it is written, and nothing is written if it fails.
@@ -31,15 +32,23 @@ asb validate before it is written, and nothing is written if it fails.
 With the allow-list form (network: {allow: [...]}, what asb init writes),
 egress is denied except to the listed hosts. With network: public or open
 (or no network key, msb's default) the VM reaches the whole internet and
-only a deny list narrows it; with network: none it reaches nothing.`,
+only a deny list narrows it; with network: none it reaches nothing.
+
+check says whether the VM may reach a host, as msb decides it; log lists
+what msb let through and refused; learn proposes the refused hosts for the
+allow list (docs/network.md).`,
 		Example: `  asb network allow registry.npmjs.org
   asb network deny api.example.com
-  asb network show`,
+  asb network show
+  asb network check https://registry.npmjs.org/
+  asb network log --since 1h
+  asb network learn`,
 		Args: cmdutil.NoArgs,
 		RunE: cmdutil.NeedSubcommand,
 	}
 	cmdutil.AddDirFlag(cmd, &opts.Dir)
 	cmd.AddCommand(newAllowCmd(opts), newDenyCmd(opts),
+		newCheckCmd(f, &opts.Dir), newLogCmd(f, &opts.Dir), newLearnCmd(f, &opts.Dir),
 		cmdutil.ShowCommand(opts.Factory, &opts.Dir, "show", []string{"ls"},
 			"Show the egress policy and the allowed and denied hosts", (*outer.Boundary).PrintNetwork))
 	return cmd
@@ -50,7 +59,8 @@ func newAllowCmd(opts *Options) *cobra.Command {
 		Use:   "allow HOST...",
 		Short: "Let the VM reach HOST",
 		Long: `Let the VM reach each HOST (a domain such as api.github.com, or *.example.com
-for every subdomain). In the allow-list form HOST is added to network.allow
+for example.com itself and every name below it: msb's suffix rule). In the
+allow-list form HOST is added to network.allow
 unless an entry already covers it; under any policy HOST is also taken out
 of network.deny. Under public, open or no network key HOST is reachable
 already and the policy is left alone; under none, nothing is changed and asb
@@ -107,7 +117,14 @@ func runEdit(o *Options, allow bool) error {
 		return cmdutil.InputError(err)
 	}
 	cmdutil.PrintWarnings(o.Factory.IO.ErrOut, warns)
-	w := o.Factory.IO.Out
+	printEdit(o.Factory.IO.Out, e, allow)
+	fmt.Fprintln(o.Factory.IO.Out)
+	f.Summarize().PrintNetwork(o.Factory.IO.Out)
+	return nil
+}
+
+// printEdit says what an allow (or deny) edit did, host by host.
+func printEdit(w io.Writer, e outer.NetEdit, allow bool) {
 	list := func(verb string, hosts []string) {
 		if len(hosts) > 0 {
 			fmt.Fprintf(w, "%s %s\n", verb, strings.Join(hosts, ", "))
@@ -141,7 +158,4 @@ func runEdit(o *Options, allow bool) error {
 	if !e.Changed {
 		fmt.Fprintln(w, "sandbox.yaml was not changed")
 	}
-	fmt.Fprintln(w)
-	f.Summarize().PrintNetwork(w)
-	return nil
 }
