@@ -16,7 +16,6 @@ import (
 	"text/template"
 
 	"github.com/Masterminds/sprig/v3"
-	"go.yaml.in/yaml/v3"
 
 	"github.com/agents-sandbox/asb/schema"
 )
@@ -91,8 +90,9 @@ type Data struct {
 	CPUs         int
 	Memory       string
 	Network      string
-	Hosts        []string // egress allow list: the agent's, each secret's, --allow
-	Secrets      []Secret // the agent's key first
+	Hosts        []string           // egress allow list: the agent's, each secret's, --allow
+	Balanced     []schema.HostGroup // --network balanced: the common development hosts not in Hosts
+	Secrets      []Secret           // the agent's key first
 	Ports        []string
 	BaseImage    string
 	AgentVersion string
@@ -124,56 +124,6 @@ func DefaultOptions(agent, name string) schema.InitOptions {
 		Network:   schema.NetworkAllow,
 		BaseImage: "debian:trixie-slim",
 	}
-}
-
-// Agents lists the agent presets of the template tree.
-func Agents(tree fs.FS) ([]string, error) {
-	entries, err := fs.ReadDir(tree, "agents")
-	if err != nil {
-		return nil, fmt.Errorf("read agent presets: %w", err)
-	}
-	var names []string
-	for _, e := range entries {
-		if e.IsDir() {
-			names = append(names, e.Name())
-		}
-	}
-	return names, nil
-}
-
-// UnknownAgentError is returned for an --agent that has no preset.
-type UnknownAgentError struct {
-	Name  string
-	Known []string
-}
-
-func (e *UnknownAgentError) Error() string {
-	return fmt.Sprintf("--agent %q is not a known agent; choose one of: %s", e.Name, strings.Join(e.Known, ", "))
-}
-
-// LoadAgent reads and validates the manifest of one preset.
-func LoadAgent(tree fs.FS, name string) (schema.Agent, error) {
-	known, err := Agents(tree)
-	if err != nil {
-		return schema.Agent{}, err
-	}
-	if !slices.Contains(known, name) {
-		return schema.Agent{}, &UnknownAgentError{Name: name, Known: known}
-	}
-	raw, err := fs.ReadFile(tree, path.Join("agents", name, "agent.yaml"))
-	if err != nil {
-		return schema.Agent{}, fmt.Errorf("agent %s: %w", name, err)
-	}
-	var a schema.Agent
-	dec := yaml.NewDecoder(bytes.NewReader(raw))
-	dec.KnownFields(true)
-	if err := dec.Decode(&a); err != nil {
-		return schema.Agent{}, fmt.Errorf("agents/%s/agent.yaml: %w", name, err)
-	}
-	if err := schema.NewValidator().Struct(&a); err != nil {
-		return schema.Agent{}, fmt.Errorf("agents/%s/agent.yaml: %w", name, schema.Explain(err, ""))
-	}
-	return a, nil
 }
 
 // NewData validates opts and computes what the templates need.
@@ -208,24 +158,52 @@ func NewData(tree fs.FS, opts schema.InitOptions) (*Data, error) {
 		HomeVolume:   opts.Name + "-" + agent.Name + "-home",
 		SchemaURL:    SchemaURL,
 	}
+	if err := d.addSecrets(opts.Secrets); err != nil {
+		return nil, err
+	}
+	d.addHosts(opts)
+	return d, nil
+}
+
+// addSecrets binds the agent's key first, then each --secret.
+func (d *Data) addSecrets(specs []schema.SecretSpec) error {
+	agent := d.Agent
 	d.Secrets = append(d.Secrets, Secret{Name: agent.KeyVar, Hosts: agent.Hosts})
-	for _, s := range opts.Secrets {
+	for _, s := range specs {
 		if s.Name == agent.KeyVar {
-			return nil, &schema.FieldError{Field: "--secret", Value: s.Name,
+			return &schema.FieldError{Field: "--secret", Value: s.Name,
 				Fix: fmt.Sprintf("%s is already bound to %s by the %s preset; add hosts with --allow or pick another name", s.Name, strings.Join(agent.Hosts, ","), agent.Name)}
 		}
 		d.Secrets = append(d.Secrets, Secret{Name: s.Name, Hosts: s.Hosts})
 	}
-	if opts.Network == schema.NetworkAllow {
-		var hosts []string
-		hosts = append(hosts, agent.Hosts...)
-		for _, s := range d.Secrets {
-			hosts = append(hosts, s.Hosts...)
-		}
-		hosts = append(hosts, opts.Allow...)
-		d.Hosts = dedup(hosts)
+	return nil
+}
+
+// addHosts makes the allow list: the agent's hosts, each secret's, --allow,
+// and for --network balanced the profile's hosts the list lacks.
+func (d *Data) addHosts(opts schema.InitOptions) {
+	if opts.Network != schema.NetworkAllow && opts.Network != schema.NetworkBalanced {
+		return
 	}
-	return d, nil
+	hosts := append([]string{}, d.Agent.Hosts...)
+	for _, s := range d.Secrets {
+		hosts = append(hosts, s.Hosts...)
+	}
+	d.Hosts = dedup(append(hosts, opts.Allow...))
+	if opts.Network != schema.NetworkBalanced {
+		return
+	}
+	for _, g := range schema.BalancedHosts {
+		var left []string
+		for _, h := range g.Hosts {
+			if !slices.Contains(d.Hosts, h) {
+				left = append(left, h)
+			}
+		}
+		if len(left) > 0 {
+			d.Balanced = append(d.Balanced, schema.HostGroup{Name: g.Name, Hosts: left})
+		}
+	}
 }
 
 // Render validates opts and renders the whole outer folder.

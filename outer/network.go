@@ -58,7 +58,7 @@ func readNet(root *yaml.Node) netState {
 
 func covering(allow []string, host string) string {
 	for _, a := range allow {
-		if HostMatches(a, host) {
+		if schema.EntryCovers(a, host) {
 			return a
 		}
 	}
@@ -305,7 +305,7 @@ func (f *Folder) agentHostWarnings(hosts []string) []schema.Problem {
 	var out []schema.Problem
 	for _, a := range f.Agents {
 		for _, need := range a.Hosts {
-			if slices.ContainsFunc(hosts, func(h string) bool { return HostMatches(h, need) }) {
+			if slices.ContainsFunc(hosts, func(h string) bool { return schema.EntryCovers(h, need) }) {
 				out = append(out, schema.Problem{File: SandboxFile, Severity: schema.SeverityWarning, Field: "network",
 					Msg: fmt.Sprintf("%s is the host %s talks to for its provider: with it denied, %s cannot work", need, a.Name, a.Name),
 					Fix: "asb network allow " + need + " undoes it"})

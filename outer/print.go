@@ -85,6 +85,11 @@ func (b *Boundary) PrintMounts(w io.Writer) {
 func (b *Boundary) PrintNetwork(w io.Writer) {
 	n := b.Network
 	fmt.Fprintf(w, "Network: %s.\n", n.Summary)
+	switch n.Policy {
+	case "public", "open", "default":
+		fmt.Fprintln(w, "  "+red(w, "warning: the agent can send what it reads to any host")+
+			"; an allow list keeps it to the hosts it needs: asb network allow HOST after network: {allow: […]} in sandbox.yaml (asb init --network allow or balanced)")
+	}
 	if n.Policy == "allow-list" {
 		fmt.Fprintln(w, "  allowed hosts:")
 		for _, h := range n.Allow {

@@ -201,10 +201,12 @@ func NetworkOf(nw *schema.Network) NetworkView {
 		v.Allow = append(v.Allow, nw.Allow...)
 		v.Deny = append(v.Deny, nw.Deny...)
 		switch {
+		case len(nw.Allow) > 0:
+			// with allow entries msb denies the rest, whatever the policy
+			// says (public's rule is dropped, open's allow-all too)
+			v.Policy = "allow-list"
 		case nw.Policy == "open":
 			v.Policy = "open"
-		case len(nw.Allow) > 0:
-			v.Policy = "allow-list"
 		case nw.Policy == "":
 			v.Policy = "public"
 		default:
@@ -238,20 +240,7 @@ func (v NetworkView) Allows(host string) bool {
 	case "public", "open", "default":
 		return true
 	case "allow-list":
-		return slices.ContainsFunc(v.Allow, func(a string) bool { return HostMatches(a, host) })
-	}
-	return false
-}
-
-// HostMatches reports whether the allow or deny entry pattern covers host.
-func HostMatches(pattern, host string) bool {
-	pattern, host = strings.ToLower(pattern), strings.ToLower(host)
-	if pattern == host {
-		return true
-	}
-	if suffix, ok := strings.CutPrefix(pattern, "*."); ok {
-		h := strings.TrimPrefix(host, "*.")
-		return strings.HasSuffix(h, "."+suffix) || (strings.HasPrefix(host, "*.") && h == suffix)
+		return slices.ContainsFunc(v.Allow, func(a string) bool { return schema.EntryCovers(a, host) })
 	}
 	return false
 }

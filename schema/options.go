@@ -41,7 +41,7 @@ type InitOptions struct {
 	CPUs      int          `flag:"cpus" yaml:"cpus" validate:"asb_cpus"`
 	Memory    string       `flag:"memory" yaml:"memory" validate:"asb_memory"`
 	Secrets   []SecretSpec `flag:"secret" yaml:"secrets,omitempty" validate:"dive"`
-	Network   string       `flag:"network" yaml:"network" validate:"oneof=allow public none"`
+	Network   string       `flag:"network" yaml:"network" validate:"oneof=allow balanced public none"`
 	Allow     []string     `flag:"allow" yaml:"allow,omitempty" validate:"dive,asb_host"`
 	Ports     []string     `flag:"port" yaml:"ports,omitempty" validate:"dive,asb_port"`
 	Workspace string       `flag:"workspace" yaml:"-"` // recorded as the workspace's origin

@@ -53,7 +53,7 @@ func addFlags(cmd *cobra.Command, opts *Options, def schema.InitOptions, agents 
 	fl.IntVar(&opts.Init.CPUs, "cpus", def.CPUs, "virtual CPUs of the VM")
 	fl.StringVar(&opts.Init.Memory, "memory", def.Memory, "memory of the VM, e.g. 4G or 512M")
 	fl.StringArrayVar(&opts.Secrets, "secret", nil, "bind a credential: NAME@HOST[,HOST…]; the value is sent only to those hosts (repeatable)")
-	fl.StringVar(&opts.Init.Network, "network", def.Network, "egress: allow (deny all but listed hosts), public (the whole internet) or none")
+	fl.StringVar(&opts.Init.Network, "network", def.Network, "egress: allow (deny all but the agent's and secrets' hosts), balanced (allow plus common development hosts: package registries, GitHub), public (the whole internet) or none")
 	fl.StringArrayVar(&opts.Init.Allow, "allow", nil, "allow egress to HOST, e.g. registry.npmjs.org or *.example.com (repeatable)")
 	fl.StringArrayVar(&opts.Init.Ports, "port", nil, "forward a host port to the VM: HOST:GUEST (repeatable)")
 	fl.StringVar(&opts.Init.Workspace, "workspace", "", "git clone URL or PATH into workspace/ (default: an empty workspace/)")
@@ -64,5 +64,5 @@ func addFlags(cmd *cobra.Command, opts *Options, def schema.InitOptions, agents 
 	fl.BoolVar(&opts.NoGit, "no-git", false, "do not make the folder a git repository")
 	fl.BoolVar(&opts.ImportHostConfig, "import-host-config", false, "copy the agent's settings from your $HOME (never credentials or sessions; each skipped file is named)")
 	_ = cmd.RegisterFlagCompletionFunc("agent", cobra.FixedCompletions(agents, cobra.ShellCompDirectiveNoFileComp))
-	_ = cmd.RegisterFlagCompletionFunc("network", cobra.FixedCompletions([]string{"allow", "public", "none"}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("network", cobra.FixedCompletions([]string{"allow", "balanced", "public", "none"}, cobra.ShellCompDirectiveNoFileComp))
 }

@@ -166,7 +166,7 @@ func (o *Options) reapplyArg(f *outer.Folder, r *reapplied, flag, arg, value str
 
 // policyOf is the boundary's name of an init --network mode.
 func policyOf(network string) string {
-	if network == schema.NetworkAllow {
+	if network == schema.NetworkAllow || network == schema.NetworkBalanced {
 		return "allow-list"
 	}
 	return network

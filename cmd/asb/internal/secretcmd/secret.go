@@ -10,6 +10,7 @@ import (
 
 	"github.com/agents-sandbox/asb/cmd/asb/internal/cmdutil"
 	"github.com/agents-sandbox/asb/outer"
+	"github.com/agents-sandbox/asb/runner"
 )
 
 // Options are the parsed command line of `asb secret`.
@@ -47,7 +48,7 @@ to secrets.env for you to fill in.`,
 		RunE: cmdutil.NeedSubcommand,
 	}
 	cmdutil.AddDirFlag(cmd, &opts.Dir)
-	cmd.AddCommand(newAddCmd(opts), newLsCmd(opts), newRmCmd(opts))
+	cmd.AddCommand(newAddCmd(opts), newLsCmd(opts), newRmCmd(opts), newStampCmd(opts))
 	return cmd
 }
 
@@ -222,4 +223,27 @@ func runRm(o *Options) error {
 	fmt.Fprintln(w)
 	f.Summarize().PrintSecrets(w)
 	return nil
+}
+
+// newStampCmd is `asb secret stamp`, which vm:create and vm:start run once
+// the VM started: a fingerprint of the values it started with (keyed,
+// revealing none), so that asb task agent restarts it when they change.
+func newStampCmd(opts *Options) *cobra.Command {
+	return &cobra.Command{
+		Use:    "stamp",
+		Short:  "Record a fingerprint of the secrets' values the VM started with (the Taskfile runs this)",
+		Hidden: true,
+		Args:   cmdutil.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			wd, err := opts.Factory.Getwd()
+			if err != nil {
+				return fmt.Errorf("working directory: %w", err)
+			}
+			dir, err := outer.Resolve(wd, opts.Dir)
+			if err != nil {
+				return err
+			}
+			return runner.StampSecrets(dir, opts.Factory.Getenv)
+		},
+	}
 }

@@ -111,6 +111,11 @@ func Run(ctx context.Context, o *Options) error {
 		return err
 	}
 	spec.Cwd = wd
+	if !o.Dry && o.Summary == "" {
+		if err := rotateSecrets(ctx, o, dir, spec.Vars["VM"]); err != nil {
+			return err
+		}
+	}
 	if spec.Warmable() {
 		spec.Warm = true
 		if err := runWarm(ctx, o, spec); !errors.Is(err, runner.ErrNotWarm) {

@@ -1,0 +1,66 @@
+package taskcmd_test
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/agents-sandbox/asb/generator"
+	"github.com/agents-sandbox/asb/internal/testkit/testenv"
+)
+
+// TestSecretRotationRestartsTheVM: a changed value in secrets.env is an
+// input of the running VM: the next asb task agent says so and restarts it
+// (one stop and one start), an unchanged one restarts nothing, and the
+// values appear in no other file and no output.
+func TestSecretRotationRestartsTheVM(t *testing.T) {
+	s := newSandbox(t, generator.DefaultOptions("opencode", "demo"))
+	t.Setenv("OPENCODE_API_KEY", "") // restored at the end
+	os.Unsetenv("OPENCODE_API_KEY")  // the value comes from secrets.env
+	const first, second = "canary-rotate-first-91c3", "canary-rotate-second-4be7"
+	env := filepath.Join(s.dir, "secrets.env")
+	if err := os.WriteFile(env, []byte("OPENCODE_API_KEY="+first+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out := mustRun(t, s, "task", "agent")
+	if n := len(find(s.calls(), "msb", "create")); n != 1 {
+		t.Fatalf("cold run: %d msb create, want 1", n)
+	}
+
+	_, stderr, code := s.run("", "task", "agent")
+	calls := s.calls()
+	if code != 0 || len(find(calls, "msb", "stop")) != 0 || len(find(calls, "msb", "start")) != 0 {
+		t.Fatalf("unchanged secrets: exit %d, calls %q\n%s", code, summary(calls), stderr)
+	}
+
+	if err := os.WriteFile(env, []byte("OPENCODE_API_KEY="+second+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr2, code := s.run("", "task", "agent")
+	calls = s.calls()
+	got := summary(calls)
+	if code != 0 || len(find(calls, "msb", "stop")) != 1 || len(find(calls, "msb", "start")) != 1 || slices.Contains(got, "msb create") {
+		t.Fatalf("changed secrets: exit %d, calls %q, want one msb stop and one msb start\n%s", code, got, stderr2)
+	}
+	if !strings.Contains(stderr2, "the secrets changed since demo-") || !strings.Contains(stderr2, "restarting it") {
+		t.Errorf("the restart was not said:\n%s", stderr2)
+	}
+	_, stderr3, _ := s.run("", "task", "agent")
+	if calls := s.calls(); len(find(calls, "msb", "stop")) != 0 {
+		t.Errorf("after the restart, nothing changed, and the VM was stopped again: %q\n%s", summary(calls), stderr3)
+	}
+
+	for _, blob := range []string{out, stderr, stderr2, stderr3} {
+		if strings.Contains(blob, first) || strings.Contains(blob, second) {
+			t.Errorf("a secret's value in the output:\n%s", blob)
+		}
+	}
+	// No file but secrets.env holds a value (the stamp is keyed).
+	if err := os.Rename(env, filepath.Join(t.TempDir(), "secrets.env")); err != nil {
+		t.Fatal(err)
+	}
+	testenv.NoValueOnDisk(t, s.dir, first, second)
+	testenv.NoValueOnDisk(t, s.state, first, second)
+}

@@ -1,0 +1,158 @@
+package runner
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/joho/godotenv"
+
+	"github.com/agents-sandbox/asb/generator"
+	"github.com/agents-sandbox/asb/schema"
+)
+
+// The running VM's secret values are kept as a fingerprint: an HMAC under
+// a random key of this clone (32 bytes, 0600, never leaves .asb/), so the
+// stamp tells a change and reveals nothing of a value — not even a short
+// token, which a plain hash would let anyone try guesses against.
+const (
+	SecretsStampPath = ".asb/secrets.stamp"
+	secretsKeyPath   = ".asb/secrets.key"
+)
+
+// SecretValues are the values the VM's secrets get when it starts: each
+// variable of secrets.yaml from the environment, else from secrets.env (as
+// go-task's dotenv reads it).
+func SecretValues(dir string, getenv func(string) string) (map[string]string, error) {
+	data, err := schema.ReadFile(filepath.Join(dir, schema.SecretsFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	secs, _, _ := schema.LoadSecrets(schema.SecretsFile, data)
+	file, _ := godotenv.Read(filepath.Join(dir, schema.SecretsEnvFile))
+	out := map[string]string{}
+	for name, s := range secs {
+		ref := name
+		if r, ok := schema.EnvRef(s.Value); ok {
+			ref = r
+		}
+		if v := getenv(ref); v != "" {
+			out[ref] = v
+		} else {
+			out[ref] = file[ref]
+		}
+	}
+	return out, nil
+}
+
+// SecretsFingerprint is the keyed fingerprint of values (the key is made
+// on first use).
+func SecretsFingerprint(dir string, values map[string]string) (string, error) {
+	key, err := secretsKey(dir)
+	if err != nil {
+		return "", err
+	}
+	names := make([]string, 0, len(values))
+	for n := range values {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	mac := hmac.New(sha256.New, key)
+	for _, n := range names {
+		fmt.Fprintf(mac, "%d:%s=%d:%s\n", len(n), n, len(values[n]), values[n])
+	}
+	return hex.EncodeToString(mac.Sum(nil)), nil
+}
+
+func secretsKey(dir string) ([]byte, error) {
+	p := filepath.Join(dir, secretsKeyPath)
+	if key, err := os.ReadFile(p); err == nil && len(key) == 32 {
+		return key, nil
+	}
+	key := make([]byte, 32)
+	if _, err := rand.Read(key); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+		return nil, err
+	}
+	if err := generator.WriteFileAtomic(p, key, 0o600); err != nil {
+		return nil, fmt.Errorf("the key of the secrets' fingerprint: %w", err)
+	}
+	return key, nil
+}
+
+// StampSecrets records the fingerprint of the values the VM starts with.
+func StampSecrets(dir string, getenv func(string) string) error {
+	vals, err := SecretValues(dir, getenv)
+	if err != nil {
+		return err
+	}
+	fp, err := SecretsFingerprint(dir, vals)
+	if err != nil {
+		return err
+	}
+	return generator.WriteFileAtomic(filepath.Join(dir, SecretsStampPath), []byte(fp+"\n"), 0o600)
+}
+
+// SecretsChanged reports whether the secrets' values differ from those the
+// VM was started with; false when no start was recorded (nothing to
+// compare with: a VM asb did not start, or one started before this asb).
+func SecretsChanged(dir string, getenv func(string) string) (bool, error) {
+	stamp, err := os.ReadFile(filepath.Join(dir, SecretsStampPath))
+	if err != nil {
+		return false, nil //nolint:nilerr // no stamp: no start to compare with
+	}
+	vals, err := SecretValues(dir, getenv)
+	if err != nil {
+		return false, err
+	}
+	fp, err := SecretsFingerprint(dir, vals)
+	if err != nil {
+		return false, err
+	}
+	return !hmac.Equal([]byte(strings.TrimSpace(string(stamp))), []byte(fp)), nil
+}
+
+// Stop stops vm (its disk and home volume stay).
+func (m MSB) Stop(ctx context.Context, vm string) error {
+	_, err := Output(ctx, "", m.bin(), "stop", "--quiet", vm)
+	return err
+}
+
+// Sessions counts the `msb exec … vm …` processes of this MSB_HOME: the
+// sessions attached to vm (a shell, the agent).
+func (m MSB) Sessions(vm string) int {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0
+	}
+	home, n := m.getenv("MSB_HOME"), 0
+	for _, e := range entries {
+		raw, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil {
+			continue
+		}
+		argv := strings.Split(strings.TrimRight(string(raw), "\x00"), "\x00")
+		if len(argv) < 3 || filepath.Base(argv[0]) != "msb" || argv[1] != "exec" || !slices.Contains(argv, vm) {
+			continue
+		}
+		if env, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "environ")); procEnv(env, "MSB_HOME") == home {
+			n++
+		}
+	}
+	return n
+}
