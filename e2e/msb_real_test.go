@@ -230,16 +230,18 @@ func createVM(t *testing.T, extraEnv []string, overrides map[string]string) {
 func bootAndInspect(t *testing.T, ctx context.Context, o *outer, env []string, overrides map[string]string, msb, msbHome, vm string) []byte {
 	t.Helper()
 	cmds := o.cmds["vm:create"]
-	for _, c := range cmds[:len(cmds)-1] {
+	at := slices.IndexFunc(cmds, func(c string) bool { return strings.HasPrefix(c, "msb create ") })
+	if at < 0 {
+		t.Fatalf("vm:create has no msb create: %q", cmds)
+	}
+	// What comes after it (asb secret stamp) needs the VM up: not here.
+	for _, c := range cmds[:at] {
 		line := o.command(t, c, overrides)
 		if _, e, err := testenv.RunErr(ctx, o.dir, env, nil, "sh", "-c", line); err != nil {
 			t.Fatalf("vm:create: %s: %v\n%s", line, err, e)
 		}
 	}
-	create := o.command(t, cmds[len(cmds)-1], overrides)
-	if !strings.HasPrefix(create, "msb create ") {
-		t.Fatalf("vm:create's last command is not msb create: %s", create)
-	}
+	create := o.command(t, cmds[at], overrides)
 	testenv.KillMachinesAtCleanup(t, msbHome)
 	start := time.Now()
 	p := testenv.Start(t, o.dir, env, "sh", "-c", create)
