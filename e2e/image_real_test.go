@@ -60,7 +60,7 @@ func TestRealAgentImage(t *testing.T) {
 	msbHome := msbEnvHome(msbEnv)
 	env := testenv.WithEnv(msbEnv, "ASB_BUILDER="+strings.Join(podman, " "), "ASB_BUILD_ARGS=")
 	a := newImageFolder(t, ctx, asb, "e2e-image", env)
-	t.Cleanup(func() { untag(podman, a.id.BuildTag) })
+	t.Cleanup(func() { cacheAs(podman, a.id.BuildTag, "opencode") })
 
 	build := buildImage(t, ctx, asb, a, env, podman)
 	agentRuns(t, ctx, podman, a)
@@ -272,8 +272,16 @@ func msbEnvHome(env []string) string {
 	return ""
 }
 
-// untag removes a test's tag from the cached store; the layers stay, for
-// the next run's build.
+// untag removes a test's tag from the store (that name only: alone,
+// podman untag drops every name of the image).
 func untag(podman []string, tag string) {
-	_, _, _ = testenv.RunErr(context.Background(), "", nil, nil, append(append([]string{}, podman...), "untag", tag)...)
+	_, _, _ = testenv.RunErr(context.Background(), "", nil, nil, append(append([]string{}, podman...), "untag", tag, tag)...)
+}
+
+// cacheAs keeps the image tag names in the cached store under the stable
+// name localhost/asb-test-cache/NAME, so that image:prune (which removes
+// dangling images) leaves its layers for the next run, and drops tag.
+func cacheAs(podman []string, tag, name string) {
+	_, _, _ = testenv.RunErr(context.Background(), "", nil, nil, append(append([]string{}, podman...), "tag", tag, "localhost/asb-test-cache/"+name+":latest")...)
+	untag(podman, tag)
 }

@@ -87,6 +87,8 @@ type Secret struct {
 type Data struct {
 	Name         string
 	Agent        schema.Agent
+	Also         []schema.Agent // further agents in the same VM (asb agent add)
+	Layers       []AgentLayer   // every agent's part of the image: Agent's first, then Also's
 	CPUs         int
 	Memory       string
 	Network      string
@@ -158,52 +160,14 @@ func NewData(tree fs.FS, opts schema.InitOptions) (*Data, error) {
 		HomeVolume:   opts.Name + "-" + agent.Name + "-home",
 		SchemaURL:    SchemaURL,
 	}
+	if err := d.addAlso(tree, opts.Also); err != nil {
+		return nil, err
+	}
 	if err := d.addSecrets(opts.Secrets); err != nil {
 		return nil, err
 	}
 	d.addHosts(opts)
 	return d, nil
-}
-
-// addSecrets binds the agent's key first, then each --secret.
-func (d *Data) addSecrets(specs []schema.SecretSpec) error {
-	agent := d.Agent
-	d.Secrets = append(d.Secrets, Secret{Name: agent.KeyVar, Hosts: agent.Hosts})
-	for _, s := range specs {
-		if s.Name == agent.KeyVar {
-			return &schema.FieldError{Field: "--secret", Value: s.Name,
-				Fix: fmt.Sprintf("%s is already bound to %s by the %s preset; add hosts with --allow or pick another name", s.Name, strings.Join(agent.Hosts, ","), agent.Name)}
-		}
-		d.Secrets = append(d.Secrets, Secret{Name: s.Name, Hosts: s.Hosts})
-	}
-	return nil
-}
-
-// addHosts makes the allow list: the agent's hosts, each secret's, --allow,
-// and for --network balanced the profile's hosts the list lacks.
-func (d *Data) addHosts(opts schema.InitOptions) {
-	if opts.Network != schema.NetworkAllow && opts.Network != schema.NetworkBalanced {
-		return
-	}
-	hosts := append([]string{}, d.Agent.Hosts...)
-	for _, s := range d.Secrets {
-		hosts = append(hosts, s.Hosts...)
-	}
-	d.Hosts = dedup(append(hosts, opts.Allow...))
-	if opts.Network != schema.NetworkBalanced {
-		return
-	}
-	for _, g := range schema.BalancedHosts {
-		var left []string
-		for _, h := range g.Hosts {
-			if !slices.Contains(d.Hosts, h) {
-				left = append(left, h)
-			}
-		}
-		if len(left) > 0 {
-			d.Balanced = append(d.Balanced, schema.HostGroup{Name: g.Name, Hosts: left})
-		}
-	}
 }
 
 // Render validates opts and renders the whole outer folder.
@@ -232,6 +196,15 @@ func RenderData(tree fs.FS, d *Data) (*Plan, error) {
 	plan.Files = append(plan.Files, File{Path: d.Agent.ConfigDir, Mode: ModeDir, Dir: true})
 	if err := renderTree(tree, cfg, d.Agent.ConfigDir, d, base, plan); err != nil {
 		return nil, err
+	}
+	for _, a := range d.Also {
+		// Each agent's config templates see that agent as .Agent.
+		da := *d
+		da.Agent = a
+		plan.Files = append(plan.Files, File{Path: a.ConfigDir, Mode: ModeDir, Dir: true})
+		if err := renderTree(tree, path.Join("agents", a.Name, "config"), a.ConfigDir, &da, base, plan); err != nil {
+			return nil, err
+		}
 	}
 	plan.Files = append(plan.Files, File{Path: "workspace", Mode: ModeDir, Dir: true})
 	sort.Slice(plan.Files, func(i, j int) bool { return plan.Files[i].Path < plan.Files[j].Path })

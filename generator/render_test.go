@@ -594,7 +594,7 @@ func TestRenderRejectsBadOptions(t *testing.T) {
 		opts schema.InitOptions
 		want string
 	}{
-		{"unknown agent", mod(func(o *schema.InitOptions) { o.Agent = "claude" }), `--agent "claude" is not a known agent; choose one of: opencode`},
+		{"unknown agent", mod(func(o *schema.InitOptions) { o.Agent = "claude" }), `--agent "claude" is not a known agent; choose one of: claude-code, codex, gemini-cli, opencode, pi`},
 		{"hostile name", mod(func(o *schema.InitOptions) { o.Name = `x"; touch /tmp/p; echo "` }), `--name`},
 		{"agent key rebound", mod(func(o *schema.InitOptions) {
 			o.Secrets = []schema.SecretSpec{{Name: "OPENCODE_API_KEY", Hosts: []string{"evil.example.com"}}}
@@ -625,8 +625,8 @@ func TestRenderRejectsBadOptions(t *testing.T) {
 	}
 	var ua *generator.UnknownAgentError
 	_, err := generator.Render(templates.FS, cases[0].opts)
-	if !errors.As(err, &ua) || !slices.Equal(ua.Known, []string{"opencode"}) {
-		t.Errorf("unknown agent: error %v is not an UnknownAgentError listing opencode", err)
+	if !errors.As(err, &ua) || !slices.Equal(ua.Known, []string{"claude-code", "codex", "gemini-cli", "opencode", "pi"}) {
+		t.Errorf("unknown agent: error %v is not an UnknownAgentError listing the presets", err)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -23,6 +24,14 @@ type UpdateStep struct {
 	Why    string
 	Before []byte // the file as it was (nil: absent)
 	After  []byte // what it becomes (nil: removed or left absent)
+}
+
+// ConflictError is an update that left conflict markers.
+type ConflictError struct{ Files []string }
+
+func (e *ConflictError) Error() string {
+	return fmt.Sprintf("%d file(s) with conflicts: %s — resolve the <<<<<<< ======= >>>>>>> markers, run asb validate, then commit",
+		len(e.Files), strings.Join(e.Files, ", "))
 }
 
 // UpdatePlan is every file an update changes, and what it writes.
@@ -47,11 +56,23 @@ func (u *UpdatePlan) Conflicts() []string {
 // record (asb.yaml) and merges each file three ways: what asb wrote last
 // (.asb-base/), the user's file, the new render. Nothing is written.
 func PlanUpdate(ctx context.Context, dir string, tree fs.FS, version string, git runner.Git) (*UpdatePlan, error) {
+	return PlanChange(ctx, dir, tree, version, git, nil)
+}
+
+// PlanChange is PlanUpdate with the recorded answers changed by change
+// first (asb agent add): the new render is merged into the user's files
+// the same way, so their edits stay.
+func PlanChange(ctx context.Context, dir string, tree fs.FS, version string, git runner.Git, change func(*schema.InitOptions) error) (*UpdatePlan, error) {
 	rec, err := schema.ReadRecord(dir)
 	if err != nil {
 		return nil, err
 	}
 	opts := rec.Answers
+	if change != nil {
+		if err := change(&opts); err != nil {
+			return nil, err
+		}
+	}
 	opts.Record = &schema.Record{Asb: version, Workspace: rec.Workspace}
 	plan, err := generator.Render(tree, opts)
 	if err != nil {
@@ -166,6 +187,26 @@ func (u *UpdatePlan) Apply() error {
 	for _, p := range u.drop {
 		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
+		}
+	}
+	return nil
+}
+
+// Print writes one line per file, and with diff the change as a unified
+// diff.
+func (u *UpdatePlan) Print(ctx context.Context, w io.Writer, git runner.Git, diff bool) error {
+	for _, s := range u.Steps {
+		fmt.Fprintf(w, "%-13s %s", s.Action, s.Path)
+		if s.Why != "" {
+			fmt.Fprintf(w, "  (%s)", s.Why)
+		}
+		fmt.Fprintln(w)
+		if diff && s.After != nil && !bytes.Equal(s.After, s.Before) {
+			d, err := git.Diff(ctx, s.Path, s.Before, s.After)
+			if err != nil {
+				return err
+			}
+			fmt.Fprint(w, d)
 		}
 	}
 	return nil

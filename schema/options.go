@@ -48,6 +48,9 @@ type InitOptions struct {
 	BaseImage string       `flag:"base-image" yaml:"base_image" validate:"required,asb_image"`
 	// AgentVersion pins the agent package installed in the image.
 	AgentVersion string `flag:"agent-version" yaml:"agent_version,omitempty" validate:"omitempty,asb_version"`
+	// Also are further agents in the same VM (asb agent add): each with its
+	// config folder, key, hosts, image layer and agent:NAME task.
+	Also []string `flag:"-" yaml:"also,omitempty" validate:"dive,asb_project"`
 	// Record is what the record (asb.yaml) says beyond the answers: asb's
 	// version and the workspace's origin. Not a flag.
 	Record *Record `flag:"-" yaml:"-" validate:"-"`

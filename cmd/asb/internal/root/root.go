@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agents-sandbox/asb/cmd/asb/internal/agentcmd"
 	"github.com/agents-sandbox/asb/cmd/asb/internal/agentscmd"
 	"github.com/agents-sandbox/asb/cmd/asb/internal/boundarycmd"
 	"github.com/agents-sandbox/asb/cmd/asb/internal/cmdutil"
@@ -95,6 +96,7 @@ microVM. The agent sees only the files, credentials and network you list in an
 		portcmd.NewCmd(f),
 		doctorcmd.NewCmd(f),
 		agentscmd.NewCmd(f),
+		agentcmd.NewCmd(f),
 		synccmd.NewCmd(f),
 		updatecmd.NewCmd(f),
 		versioncmd.NewCmd(f),

@@ -5,7 +5,6 @@ package updatecmd
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -21,14 +20,6 @@ type Options struct {
 	Dir     string
 	DryRun  bool
 	Git     runner.Git
-}
-
-// ConflictError is an update that left conflict markers.
-type ConflictError struct{ Files []string }
-
-func (e *ConflictError) Error() string {
-	return fmt.Sprintf("%d file(s) with conflicts: %s — resolve the <<<<<<< ======= >>>>>>> markers, run asb validate, then commit",
-		len(e.Files), strings.Join(e.Files, ", "))
 }
 
 // NewCmd returns `asb update`.
@@ -83,19 +74,8 @@ func Run(ctx context.Context, o *Options) error {
 		}
 		return nil
 	}
-	for _, s := range u.Steps {
-		fmt.Fprintf(w, "%-13s %s", s.Action, s.Path)
-		if s.Why != "" {
-			fmt.Fprintf(w, "  (%s)", s.Why)
-		}
-		fmt.Fprintln(w)
-		if o.DryRun && s.After != nil && string(s.After) != string(s.Before) {
-			diff, err := o.Git.Diff(ctx, s.Path, s.Before, s.After)
-			if err != nil {
-				return err
-			}
-			fmt.Fprint(w, diff)
-		}
+	if err := u.Print(ctx, w, o.Git, o.DryRun); err != nil {
+		return err
 	}
 	if o.DryRun {
 		fmt.Fprintln(w, "\n(dry run: nothing was written)")
@@ -106,7 +86,7 @@ func Run(ctx context.Context, o *Options) error {
 	}
 	fmt.Fprintf(w, "\n%s now records asb %s.\n", schema.RecordFile, o.Factory.Version)
 	if c := u.Conflicts(); len(c) > 0 {
-		return &ConflictError{Files: c}
+		return &outer.ConflictError{Files: c}
 	}
 	return nil
 }
