@@ -134,8 +134,8 @@ func TestCheckBadInput(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = runCheck(&CheckOptions{Factory: f, Target: "opencode.ai"})
-	if cmdutil.ExitCode(err) != 2 || !strings.Contains(err.Error(), `network.allow[0] "opencode.ai:443" 443 is a port, not a protocol`) {
-		t.Errorf("an entry msb refuses: %v", err)
+	if cmdutil.ExitCode(err) != 2 || out.Len() != 0 || !strings.Contains(err.Error(), `network.allow[0] "opencode.ai:443" 443 is a port, not a protocol`) {
+		t.Errorf("an entry msb refuses: %v, stdout %q", err, out)
 	}
 }
 
