@@ -74,6 +74,32 @@ func (g Git) IsRepo(ctx context.Context, dir string) bool {
 	return errA == nil && errB == nil && a == b
 }
 
+// NoHistory reports whether the .git in dir holds nothing a user made: no
+// object, ref, packed ref or index, as a git init that was killed leaves it
+// (its lock files then block every later git init).
+func NoHistory(dir string) bool {
+	gitDir := filepath.Join(dir, ".git")
+	for _, f := range []string{"packed-refs", "index"} {
+		if _, err := os.Lstat(filepath.Join(gitDir, f)); err == nil {
+			return false
+		}
+	}
+	for _, sub := range []string{"objects", "refs"} {
+		found := false
+		_ = filepath.WalkDir(filepath.Join(gitDir, sub), func(_ string, d os.DirEntry, err error) error {
+			if err == nil && !d.IsDir() {
+				found = true
+				return filepath.SkipAll
+			}
+			return nil
+		})
+		if found {
+			return false
+		}
+	}
+	return true
+}
+
 // TrackedFiles lists the files of HEAD's tree at the top level of the
 // repository at dir (nil when it has no commit).
 func (g Git) TrackedFiles(ctx context.Context, dir string) []string {

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/agents-sandbox/asb/generator"
+	"github.com/agents-sandbox/asb/runner"
 	"github.com/agents-sandbox/asb/schema"
 )
 
@@ -42,20 +43,22 @@ func (o *Options) write(ctx context.Context, p *prepared) (*written, error) {
 	if err := o.record(ctx, p, clone); err != nil {
 		return nil, err
 	}
-	changes, undo, err := generator.ApplyUndoable(ctx, p.dir, p.plan, generator.WriteOptions{Force: o.Force})
+	// A new repository's git init runs while the files are written: it
+	// touches only .git/, and the two together are what the user waits for.
+	git, err := o.startGitInit(ctx, p.dir)
 	if err != nil {
 		return nil, err
 	}
+	changes, undo, err := generator.ApplyUndoable(ctx, p.dir, p.plan, generator.WriteOptions{Force: o.Force})
+	if err != nil {
+		return nil, git.takeBack(err)
+	}
 	w.changes = changes
-	hadGit := dirExists(filepath.Join(p.dir, ".git"))
 	fail := func(cause error) (*written, error) {
-		if !hadGit {
-			_ = os.RemoveAll(filepath.Join(p.dir, ".git"))
-		}
 		if uerr := undo(); uerr != nil {
-			return nil, fmt.Errorf("%w (and taking back what this run wrote failed: %v)", cause, uerr)
+			cause = fmt.Errorf("%w (and taking back what this run wrote failed: %v)", cause, uerr)
 		}
-		return nil, cause
+		return nil, git.takeBack(cause)
 	}
 	if clone != "" {
 		ws := filepath.Join(p.dir, "workspace")
@@ -66,15 +69,73 @@ func (o *Options) write(ctx context.Context, p *prepared) (*written, error) {
 			return fail(fmt.Errorf("move the clone into workspace/: %w", err))
 		}
 	}
-	// A .git that git cannot use (a git init that was killed) is completed
-	// by a new git init; a working repository is left as it is.
-	if !o.NoGit && !o.Git.IsRepo(ctx, p.dir) {
-		if err := o.Git.Init(ctx, p.dir); err != nil {
-			return fail(err)
-		}
-		w.gitInit = true
+	if err := git.wait(); err != nil {
+		return fail(err)
 	}
+	w.gitInit = git.started()
 	return w, nil
+}
+
+// pendingGit is a git init running beside the writes, and what it made.
+type pendingGit struct {
+	dir    string
+	done   chan error // nil: no git init in this run
+	hadGit bool       // a .git (of a killed git init) was there before
+	made   []string   // folders made for it, deepest last
+	err    error
+	waited bool
+}
+
+// startGitInit starts git init in dir unless --no-git or dir is a working
+// repository already. A .git that git cannot use is what a killed git init
+// left when it holds no history (then it is made again), else a repository
+// the new git init completes.
+func (o *Options) startGitInit(ctx context.Context, dir string) (*pendingGit, error) {
+	g := &pendingGit{dir: dir}
+	if o.NoGit || o.Git.IsRepo(ctx, dir) {
+		return g, nil
+	}
+	gitDir := filepath.Join(dir, ".git")
+	if g.hadGit = dirExists(gitDir); g.hadGit && runner.NoHistory(dir) {
+		// What a killed git init left, locks and all: start again.
+		if err := os.RemoveAll(gitDir); err != nil {
+			return nil, fmt.Errorf("remove the .git a killed git init left: %w", err)
+		}
+		g.hadGit = false
+	}
+	var err error
+	if g.made, err = mkdirAllTracked(dir); err != nil {
+		return nil, err
+	}
+	g.done = make(chan error, 1)
+	go func() { g.done <- o.Git.Init(ctx, dir) }()
+	return g, nil
+}
+
+func (g *pendingGit) started() bool { return g.done != nil }
+
+func (g *pendingGit) wait() error {
+	if g.done != nil && !g.waited {
+		g.err, g.waited = <-g.done, true
+	}
+	return g.err
+}
+
+// takeBack ends a run that failed: once git init is done, the .git it
+// began and the folders made for it go (a folder only when empty: the
+// writer's undo has taken back the files by then).
+func (g *pendingGit) takeBack(cause error) error {
+	if !g.started() {
+		return cause
+	}
+	_ = g.wait()
+	if !g.hadGit {
+		_ = os.RemoveAll(filepath.Join(g.dir, ".git"))
+	}
+	for i := len(g.made) - 1; i >= 0; i-- {
+		_ = os.Remove(g.made[i])
+	}
+	return cause
 }
 
 // clone clones --workspace beside the target first, so that a failed clone
@@ -161,4 +222,25 @@ func cmpOr(a, b string) string {
 		return a
 	}
 	return b
+}
+
+// mkdirAllTracked makes dir and its missing parents, and returns the ones
+// it made, outermost first.
+func mkdirAllTracked(dir string) ([]string, error) {
+	var missing []string
+	for p := dir; !dirExists(p); p = filepath.Dir(p) {
+		missing = append([]string{p}, missing...)
+		if filepath.Dir(p) == p {
+			break
+		}
+	}
+	for i, p := range missing {
+		if err := os.Mkdir(p, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+			for j := i - 1; j >= 0; j-- {
+				_ = os.Remove(missing[j])
+			}
+			return nil, fmt.Errorf("make %s: %w", p, err)
+		}
+	}
+	return missing, nil
 }
