@@ -155,8 +155,14 @@ func TestRealPresetSandboxes(t *testing.T) {
 			} else {
 				r.CheckInterrupted(t, id.VM, id.Image, msbHome)
 			}
+			// The volume's name holds the second asb task made it in:
+			// what asb recorded, not what id said a moment before.
+			st, err := runner.ReadState(dir)
+			if err != nil || st.HomeVolume == "" {
+				t.Fatalf("%s after vm:create: %+v, %v", runner.StatePath, st, err)
+			}
 			testenv.CheckBoundary(t, configBindAsOpenCode(t, raw, dir, agent), testenv.Boundary{
-				Dir: dir, HomeVolume: id.HomeVolume,
+				Dir: dir, HomeVolume: st.HomeVolume,
 				Allow:   agent.Hosts,
 				Secrets: map[string]string{agent.KeyVar: strings.Join(agent.Hosts, ",")},
 			})
