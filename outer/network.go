@@ -11,9 +11,8 @@ import (
 	"github.com/agents-sandbox/asb/schema"
 )
 
-// networkKeys is the order of network's own keys, for new ones.
-var networkKeys = []string{"policy", "allow", "deny", "ports", "dns", "tls", "strict", "trust_host_cas",
-	"max_connections", "max_tcp_connections", "max_udp_connections"}
+// networkKeys is the order of network's own keys, for new ones: msb's.
+var networkKeys = schema.NetworkKeys
 
 // NetEdit says what an edit of network did, host by host.
 type NetEdit struct {

@@ -102,7 +102,7 @@ func replaceSecret(existing *yaml.Node, r SecretRequest) {
 	}
 }
 
-var substitutionKeys = []string{"headers", "query", "body"}
+var substitutionKeys = schema.SubstitutionKeys
 
 func hostSeq(hosts []string) *yaml.Node {
 	seq := yamledit.Seq()

@@ -10,6 +10,9 @@ import (
 // SecretKeys are the keys of a binding in secrets.yaml msb 0.7.2 accepts.
 var SecretKeys = []string{"value", "placeholder", "allow", "substitution", "passthrough", "violation_action", "require_tls_identity"}
 
+// SubstitutionKeys are where msb 0.7.2 may swap a secret's placeholder.
+var SubstitutionKeys = []string{"headers", "query", "body"}
+
 func (l *loader) secrets(data []byte) (Secrets, *yaml.Node) {
 	top := l.parse(data)
 	if top == nil {
@@ -100,7 +103,7 @@ func (l *loader) secretValue(v *yaml.Node, name, f string) (string, bool) {
 func (l *loader) substitution(v *yaml.Node, f string) (*Substitution, bool) {
 	sub := &Substitution{}
 	good := true
-	ok := l.mapping(v, f, []string{"headers", "query", "body"}, func(k string, _, bv *yaml.Node) {
+	ok := l.mapping(v, f, SubstitutionKeys, func(k string, _, bv *yaml.Node) {
 		if isNull(bv) {
 			return
 		}
