@@ -66,11 +66,7 @@ func runAdd(ctx context.Context, o *Options) error {
 	if err != nil {
 		return err
 	}
-	wd, err := o.Factory.Getwd()
-	if err != nil {
-		return fmt.Errorf("working directory: %w", err)
-	}
-	dir, err := outer.Resolve(wd, o.Dir)
+	dir, err := cmdutil.FolderDir(o.Factory.Getwd, o.Dir)
 	if err != nil {
 		return err
 	}

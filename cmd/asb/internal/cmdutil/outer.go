@@ -18,14 +18,19 @@ func AddDirFlag(cmd *cobra.Command, dir *string) {
 	cmd.PersistentFlags().StringVarP(dir, "dir", "d", "", "the outer folder (default: the folder holding sandbox.yaml, here or above)")
 }
 
-// OpenFolder opens the outer folder a command acts on: dirFlag, or the
-// folder holding sandbox.yaml at or above the working directory.
-func OpenFolder(f *Factory, dirFlag string) (*outer.Folder, error) {
-	wd, err := f.Getwd()
+// FolderDir is the outer folder a command acts on: dirFlag, or the folder
+// holding sandbox.yaml at or above the working directory.
+func FolderDir(getwd func() (string, error), dirFlag string) (string, error) {
+	wd, err := getwd()
 	if err != nil {
-		return nil, fmt.Errorf("working directory: %w", err)
+		return "", fmt.Errorf("working directory: %w", err)
 	}
-	dir, err := outer.Resolve(wd, dirFlag)
+	return outer.Resolve(wd, dirFlag)
+}
+
+// OpenFolder opens the outer folder a command acts on (FolderDir).
+func OpenFolder(f *Factory, dirFlag string) (*outer.Folder, error) {
+	dir, err := FolderDir(f.Getwd, dirFlag)
 	if err != nil {
 		return nil, err
 	}

@@ -235,11 +235,7 @@ func newStampCmd(opts *Options) *cobra.Command {
 		Hidden: true,
 		Args:   cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			wd, err := opts.Factory.Getwd()
-			if err != nil {
-				return fmt.Errorf("working directory: %w", err)
-			}
-			dir, err := outer.Resolve(wd, opts.Dir)
+			dir, err := cmdutil.FolderDir(opts.Factory.Getwd, opts.Dir)
 			if err != nil {
 				return err
 			}

@@ -4,7 +4,6 @@ package synccmd
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/spf13/cobra"
 
@@ -46,11 +45,7 @@ asb init in such a folder, without --agent, does the same.`,
 
 // Run sets up the clone and says what is left to do.
 func Run(ctx context.Context, o *Options) error {
-	wd, err := o.Factory.Getwd()
-	if err != nil {
-		return fmt.Errorf("working directory: %w", err)
-	}
-	dir, err := outer.Resolve(wd, o.Dir)
+	dir, err := cmdutil.FolderDir(o.Factory.Getwd, o.Dir)
 	if err != nil {
 		return err
 	}

@@ -182,11 +182,7 @@ func identify(ctx context.Context, o *Options, dir string, tf *runner.Taskfile) 
 // completeNames lists the tasks for shell completion, from the Taskfile
 // itself (no engine: completion runs on every Tab).
 func completeNames(o *Options) ([]string, error) {
-	wd, err := o.Getwd()
-	if err != nil {
-		return nil, err
-	}
-	dir, err := outer.Resolve(wd, o.Dir)
+	dir, err := cmdutil.FolderDir(o.Getwd, o.Dir)
 	if err != nil {
 		return nil, err
 	}

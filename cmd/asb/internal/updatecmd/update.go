@@ -49,11 +49,7 @@ second asb update does nothing. --dry-run prints the diff and writes nothing.`,
 
 // Run plans the update, then prints it (dry run) or writes it.
 func Run(ctx context.Context, o *Options) error {
-	wd, err := o.Factory.Getwd()
-	if err != nil {
-		return fmt.Errorf("working directory: %w", err)
-	}
-	dir, err := outer.Resolve(wd, o.Dir)
+	dir, err := cmdutil.FolderDir(o.Factory.Getwd, o.Dir)
 	if err != nil {
 		return err
 	}
