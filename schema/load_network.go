@@ -129,6 +129,12 @@ func (l *loader) optInt(v *yaml.Node, f string) *int {
 // rules reads network.allow / network.deny: each entry a domain. msb takes a
 // single label as an ambiguous keyword and rejects it.
 func (l *loader) rules(v *yaml.Node, field string) []string {
+	return l.checkedList(v, field, Host, "")
+}
+
+// checkedList reads a list of strings, each judged by check: a refused one
+// is an error at its place (its fix with fixMore added) and left out.
+func (l *loader) checkedList(v *yaml.Node, field string, check func(string) *RuleError, fixMore string) []string {
 	items, _ := l.seq(v, field)
 	var out []string
 	for i, it := range items {
@@ -137,9 +143,8 @@ func (l *loader) rules(v *yaml.Node, field string) []string {
 		if !ok {
 			continue
 		}
-		if re := Host(s); re != nil {
-			// (msb itself takes a single label for an ambiguous keyword.)
-			l.errf(it, f, re.Fix, "%s %q %s", f, s, re.Why)
+		if re := check(s); re != nil {
+			l.errf(it, f, re.Fix+fixMore, "%s %q %s", f, s, re.Why)
 			continue
 		}
 		out = append(out, s)

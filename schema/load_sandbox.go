@@ -180,21 +180,10 @@ var violationActions = []string{"block", "block-and-log", "block-and-terminate",
 	"Block", "BlockAndLog", "BlockAndTerminate", "block_and_log", "block_and_terminate"}
 
 func (l *loader) ports(v *yaml.Node, field string) []string {
-	items, _ := l.seq(v, field)
-	var out []string
-	for i, it := range items {
-		f := fmt.Sprintf("%s[%d]", field, i)
-		s, ok := l.str(it, f)
-		if !ok {
-			continue
-		}
-		if _, re := Port(s); re != nil {
-			l.errf(it, f, re.Fix+" (add /udp for UDP)", "%s %q %s", f, s, re.Why)
-			continue
-		}
-		out = append(out, s)
-	}
-	return out
+	return l.checkedList(v, field, func(s string) *RuleError {
+		_, re := Port(s)
+		return re
+	}, " (add /udp for UDP)")
 }
 
 // MountKeys are the keys of a mount object msb 0.7.2 accepts.
