@@ -46,15 +46,9 @@ func CachedPodman(t testing.TB) []string {
 	if skip(t) {
 		return nil
 	}
-	p, err := lookTool("podman")
-	if err != nil {
-		Unavailable(t, "podman not found", "run make tools (apt-get install podman)")
-	}
-	needRoot(t, "podman")
+	p := podmanBin(t)
 	argv := func(driver string) []string {
-		dir := filepath.Join(ImageCacheDir(), "podman-"+driver)
-		return []string{p, "--storage-driver", driver, "--root", filepath.Join(dir, "root"),
-			"--runroot", filepath.Join(dir, "run"), "--tmpdir", filepath.Join(dir, "tmp"), "--events-backend", "none"}
+		return podmanArgv(p, driver, filepath.Join(ImageCacheDir(), "podman-"+driver))
 	}
 	cacheDriver.once.Do(func() {
 		for _, d := range []string{"overlay", "vfs"} {

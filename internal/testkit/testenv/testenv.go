@@ -170,18 +170,30 @@ func Podman(t testing.TB) []string {
 	if skip(t) {
 		return nil
 	}
-	p, err := lookTool("podman")
-	if err != nil {
-		Unavailable(t, "podman not found", "run make tools (apt-get install podman)")
-	}
-	needRoot(t, "podman")
+	p := podmanBin(t)
 	dir, err := os.MkdirTemp("", "podman-")
 	if err != nil {
 		t.Fatalf("podman state: %v", err)
 	}
 	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	return podmanArgv(p, "vfs", dir)
+}
+
+// podmanBin is the podman to run as root, or the test is unavailable.
+func podmanBin(t testing.TB) string {
+	t.Helper()
+	p, err := lookTool("podman")
+	if err != nil {
+		Unavailable(t, "podman not found", "run make tools (apt-get install podman)")
+	}
+	needRoot(t, "podman")
+	return p
+}
+
+// podmanArgv is podman with its whole state under dir, on driver.
+func podmanArgv(p, driver, dir string) []string {
 	return []string{p,
-		"--storage-driver", "vfs",
+		"--storage-driver", driver,
 		"--root", filepath.Join(dir, "root"),
 		"--runroot", filepath.Join(dir, "run"),
 		"--tmpdir", filepath.Join(dir, "tmp"),
