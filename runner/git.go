@@ -37,20 +37,6 @@ func (g Git) Clone(ctx context.Context, src, dst string) error {
 	return nil
 }
 
-// CommonDir returns the resolved git common dir of the repository holding
-// dir (shared by all worktrees of one clone), or "" when dir is in none.
-func (g Git) CommonDir(ctx context.Context, dir string) (string, error) {
-	out, err := Output(ctx, dir, g.bin(), "rev-parse", "--path-format=absolute", "--git-common-dir")
-	if err != nil {
-		return "", nil //nolint:nilerr // not a repository: no common dir
-	}
-	p := strings.TrimSpace(string(out))
-	if r, err := filepath.EvalSymlinks(p); err == nil {
-		p = r
-	}
-	return p, nil
-}
-
 // IsRepoRoot reports whether dir itself holds a repository (.git).
 func IsRepoRoot(dir string) bool {
 	_, err := os.Lstat(filepath.Join(dir, ".git"))

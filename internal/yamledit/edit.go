@@ -17,15 +17,6 @@ func Get(m *yaml.Node, key string) *yaml.Node {
 	return nil
 }
 
-// KeyNode returns the key node of key in mapping m (it carries the comments
-// written above the key), or nil.
-func KeyNode(m *yaml.Node, key string) *yaml.Node {
-	if i := index(m, key); i >= 0 {
-		return m.Content[i]
-	}
-	return nil
-}
-
 // Keys returns the keys of mapping m in order.
 func Keys(m *yaml.Node) []string {
 	if m == nil || m.Kind != yaml.MappingNode {

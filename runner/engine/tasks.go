@@ -77,20 +77,6 @@ func (t *Tasks) SetVars(vars map[string]string) {
 	}
 }
 
-// StaticVar returns the literal value of a top-level Taskfile var, "" when
-// it is unset or computed (sh:, a template).
-func (t *Tasks) StaticVar(name string) string {
-	v, ok := t.e.Taskfile.Vars.Get(name)
-	if !ok || v.Sh != nil {
-		return ""
-	}
-	s, _ := v.Value.(string)
-	if strings.Contains(s, "{{") {
-		return ""
-	}
-	return s
-}
-
 // Names lists the tasks of the Taskfile, sorted.
 func (t *Tasks) Names() []string {
 	var names []string
@@ -134,12 +120,6 @@ func (t *Tasks) Summary(ctx context.Context, name string) error {
 	t.e.Summary = true
 	defer func() { t.e.Summary = false }()
 	return t.e.Run(ctx, &task.Call{Task: name})
-}
-
-// Run runs the named tasks in order; args (after --) reach the commands as
-// CLI_ARGS, each one shell-quoted.
-func (t *Tasks) Run(ctx context.Context, names []string, args []string) error {
-	return t.RunLocked(ctx, names, args, nil, nil)
 }
 
 // Locker takes the outer folder's run lock; the returned func drops it.

@@ -47,9 +47,6 @@ func Start(t testing.TB, dir string, env []string, argv ...string) *Proc {
 	return p
 }
 
-// Pid is the process's pid (and its group's id).
-func (p *Proc) Pid() int { return p.cmd.Process.Pid }
-
 // Interrupt sends SIGINT to the whole process group, as Ctrl-C does; a
 // group that is gone already (the command ended) is not an error.
 func (p *Proc) Interrupt() error {
