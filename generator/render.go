@@ -5,6 +5,7 @@ package generator
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io/fs"
@@ -151,7 +152,7 @@ func NewData(tree fs.FS, opts schema.InitOptions) (*Data, error) {
 		Network:      opts.Network,
 		Ports:        opts.Ports,
 		BaseImage:    opts.BaseImage,
-		AgentVersion: cmpOr(opts.AgentVersion, agent.Version),
+		AgentVersion: cmp.Or(opts.AgentVersion, agent.Version),
 		NPMVersion:   NPMVersion,
 		Workspace:    opts.Workspace,
 		Image:        opts.Name + ":" + agent.Name + "-latest",
@@ -318,11 +319,4 @@ func dedup(in []string) []string {
 		}
 	}
 	return out
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }

@@ -1,6 +1,7 @@
 package outer
 
 import (
+	"cmp"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -257,7 +258,7 @@ func (f *Folder) home() *HomeView {
 		h.Volume = st.HomeVolume
 		h.Note = "a named volume, kept when the VM is removed or rebuilt (recorded in .asb/state.yaml)"
 	default:
-		h.Note = "a named volume for this clone of " + cmpOr(vars["PROJECT"], filepath.Base(f.Dir)) +
+		h.Note = "a named volume for this clone of " + cmp.Or(vars["PROJECT"], filepath.Base(f.Dir)) +
 			", created by the first `asb task` and kept when the VM is removed or rebuilt"
 	}
 	return h
@@ -351,11 +352,4 @@ func secretOrder(data []byte, secs schema.Secrets) []string {
 		}
 	}
 	return order
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }

@@ -1,6 +1,7 @@
 package initcmd
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -209,19 +210,12 @@ func (o *Options) record(ctx context.Context, p *prepared, clone string) error {
 	if err != nil {
 		return err
 	}
-	raw, err := schema.MarshalRecord(generator.Record(opts, cmpOr(opts.AgentVersion, agent.Version)))
+	raw, err := schema.MarshalRecord(generator.Record(opts, cmp.Or(opts.AgentVersion, agent.Version)))
 	if err != nil {
 		return err
 	}
 	p.plan.Put(generator.File{Path: schema.RecordFile, Mode: generator.ModeFile, Content: raw})
 	return nil
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // mkdirAllTracked makes dir and its missing parents, and returns the ones
