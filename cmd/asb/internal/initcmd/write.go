@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync"
 
 	"github.com/agents-sandbox/asb/generator"
 	"github.com/agents-sandbox/asb/runner"
@@ -70,21 +71,21 @@ func (o *Options) write(ctx context.Context, p *prepared) (*written, error) {
 			return fail(fmt.Errorf("move the clone into workspace/: %w", err))
 		}
 	}
-	if err := git.wait(); err != nil {
-		return fail(err)
+	if git.started() {
+		if err := git.wait(); err != nil {
+			return fail(err)
+		}
+		w.gitInit = true
 	}
-	w.gitInit = git.started()
 	return w, nil
 }
 
 // pendingGit is a git init running beside the writes, and what it made.
 type pendingGit struct {
 	dir    string
-	done   chan error // nil: no git init in this run
-	hadGit bool       // a .git (of a killed git init) was there before
-	made   []string   // folders made for it, deepest last
-	err    error
-	waited bool
+	wait   func() error // its result, once it ended; nil: no git init in this run
+	hadGit bool         // a .git that holds history was there before
+	made   []string     // folders made for it, deepest last
 }
 
 // startGitInit starts git init in dir unless --no-git or dir is a working
@@ -108,19 +109,13 @@ func (o *Options) startGitInit(ctx context.Context, dir string) (*pendingGit, er
 	if g.made, err = mkdirAllTracked(dir); err != nil {
 		return nil, err
 	}
-	g.done = make(chan error, 1)
-	go func() { g.done <- o.Git.Init(ctx, dir) }()
+	done := make(chan error, 1)
+	go func() { done <- o.Git.Init(ctx, dir) }()
+	g.wait = sync.OnceValue(func() error { return <-done })
 	return g, nil
 }
 
-func (g *pendingGit) started() bool { return g.done != nil }
-
-func (g *pendingGit) wait() error {
-	if g.done != nil && !g.waited {
-		g.err, g.waited = <-g.done, true
-	}
-	return g.err
-}
+func (g *pendingGit) started() bool { return g.wait != nil }
 
 // takeBack ends a run that failed: once git init is done, the .git it
 // began and the folders made for it go (a folder only when empty: the
