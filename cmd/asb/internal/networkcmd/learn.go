@@ -223,9 +223,8 @@ func (o *LearnOptions) accept(hosts []string) (accepted []string, asked bool) {
 	in := bufio.NewReader(o.Factory.IO.In)
 	fmt.Fprintln(w)
 	for _, h := range hosts {
-		fmt.Fprintf(w, "allow %s? [y/N] ", h)
-		line, err := in.ReadString('\n')
-		if a := strings.ToLower(strings.TrimSpace(line)); a == "y" || a == "yes" {
+		yes, err := cmdutil.Confirm(in, w, fmt.Sprintf("allow %s? [y/N] ", h))
+		if yes {
 			accepted = append(accepted, h)
 		}
 		if err != nil {

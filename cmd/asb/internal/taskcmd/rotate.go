@@ -5,8 +5,8 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 
+	"github.com/agents-sandbox/asb/cmd/asb/internal/cmdutil"
 	"github.com/agents-sandbox/asb/runner"
 )
 
@@ -45,8 +45,6 @@ func rotateSecrets(ctx context.Context, o *Options, dir, vm string) error {
 
 // confirm asks on the terminal; no answer (no terminal) is no.
 func confirm(o *Options, question string) bool {
-	fmt.Fprint(o.IO.ErrOut, question)
-	line, _ := bufio.NewReader(o.IO.In).ReadString('\n')
-	a := strings.ToLower(strings.TrimSpace(line))
-	return a == "y" || a == "yes"
+	yes, _ := cmdutil.Confirm(bufio.NewReader(o.IO.In), o.IO.ErrOut, question)
+	return yes
 }
