@@ -4,53 +4,71 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
-	"path/filepath"
+	"path"
 	"regexp"
+
+	"github.com/agents-sandbox/asb/internal/folderfs"
 )
 
-// WriteFileAtomic replaces path with data: it writes a temporary file in the
-// same folder with mode, syncs it, renames it over path and syncs the folder.
-// A reader sees the old content or the new one, never a mix; on error path is
-// left as it was.
-func WriteFileAtomic(path string, data []byte, mode fs.FileMode) error {
-	return WriteFilesAtomic([]PendingFile{{Path: path, Data: data, Mode: mode}})
+// WriteFileAtomic replaces dir/rel with data: it writes a staging file in
+// the same folder (mode 0600), syncs it, sets mode, renames it over rel and
+// syncs the folder. A reader sees the old content or the new one, never a
+// mix; on error rel is left as it was. Like every write of asb's in an outer
+// folder, it goes through the folder's confined root: a link out of dir is
+// refused, never followed.
+func WriteFileAtomic(dir, rel string, data []byte, mode fs.FileMode) error {
+	return WriteFilesAtomic(dir, []PendingFile{{Path: rel, Data: data, Mode: mode}})
 }
 
-// PendingFile is one file of WriteFilesAtomic.
+// PendingFile is one file of WriteFilesAtomic: Path is relative to the
+// folder, slash-separated.
 type PendingFile struct {
 	Path string
 	Data []byte
 	Mode fs.FileMode
 }
 
-// WriteFilesAtomic writes several files all or nothing: every content is
-// staged and synced in a temporary file beside its target first, and only
-// then renamed into place. If a rename fails, the files already renamed are
-// put back as they were (or removed, when they did not exist before).
-func WriteFilesAtomic(files []PendingFile) error {
+// WriteFilesAtomic writes several files under dir all or nothing (making
+// the folders they go in, when missing): every
+// content is staged and synced beside its target first, and only then
+// renamed into place. If a rename fails, the files already renamed are put
+// back as they were (or removed, when they did not exist before).
+func WriteFilesAtomic(dir string, files []PendingFile) error {
+	r, err := folderfs.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	return WriteFilesIn(r, files)
+}
+
+// WriteFilesIn is WriteFilesAtomic in an opened root.
+func WriteFilesIn(r *folderfs.Root, files []PendingFile) error {
 	staged := make([]*stagedFile, 0, len(files))
 	defer func() {
 		for _, s := range staged {
 			if s.tmp != "" {
-				_ = os.Remove(s.tmp)
+				_ = r.Remove(s.tmp)
 			}
 		}
 	}()
 	for _, f := range files {
 		s := &stagedFile{PendingFile: f}
-		if fi, err := os.Lstat(f.Path); err == nil {
+		if err := r.MkdirAll(path.Dir(f.Path), ModeDir); err != nil {
+			return folderfs.Explain(f.Path, err)
+		}
+		if fi, err := r.Lstat(f.Path); err == nil {
 			if !fi.Mode().IsRegular() {
 				return fmt.Errorf("%s is not a regular file (a folder or a link); move it away", f.Path)
 			}
-			if s.old, err = os.ReadFile(f.Path); err != nil {
+			if s.old, err = r.ReadFile(f.Path, 0); err != nil {
 				return err
 			}
 			s.existed, s.oldMode = true, fi.Mode().Perm()
 		} else if !errors.Is(err, fs.ErrNotExist) {
-			return err
+			return folderfs.Explain(f.Path, err)
 		}
-		tmp, err := stageTemp(f.Path, f.Data, f.Mode, true)
+		tmp, err := stageTemp(r, f.Path, f.Data, f.Mode, true)
 		if err != nil {
 			return err
 		}
@@ -58,10 +76,10 @@ func WriteFilesAtomic(files []PendingFile) error {
 		staged = append(staged, s)
 	}
 	for i, s := range staged {
-		if err := os.Rename(s.tmp, s.Path); err != nil {
+		if err := r.Rename(s.tmp, s.Path); err != nil {
 			errs := []error{fmt.Errorf("write %s: %w", s.Path, err)}
 			for j := i - 1; j >= 0; j-- {
-				if rerr := staged[j].restore(); rerr != nil {
+				if rerr := staged[j].restore(r); rerr != nil {
 					errs = append(errs, fmt.Errorf("and restoring %s failed: %w", staged[j].Path, rerr))
 				}
 			}
@@ -69,8 +87,8 @@ func WriteFilesAtomic(files []PendingFile) error {
 		}
 		s.tmp = ""
 	}
-	for _, dir := range foldersOf(files) {
-		_ = syncDir(dir) // best effort: not every file system syncs folders
+	for _, d := range foldersOf(files) {
+		r.SyncDir(d)
 	}
 	return nil
 }
@@ -84,36 +102,33 @@ type stagedFile struct {
 }
 
 // restore puts back what Path held before it was replaced.
-func (s *stagedFile) restore() error {
+func (s *stagedFile) restore(r *folderfs.Root) error {
 	if !s.existed {
-		return os.Remove(s.Path)
+		return r.Remove(s.Path)
 	}
-	tmp, err := stageTemp(s.Path, s.old, s.oldMode, true)
+	tmp, err := stageTemp(r, s.Path, s.old, s.oldMode, true)
 	if err != nil {
 		return err
 	}
-	if err := os.Rename(tmp, s.Path); err != nil {
-		os.Remove(tmp)
+	if err := r.Rename(tmp, s.Path); err != nil {
+		_ = r.Remove(tmp)
 		return err
 	}
 	return nil
 }
 
-// stageTemp writes data to a new temporary file beside dst (fsynced when
-// sync is set) and returns its name; on failure it leaves no file behind.
-func stageTemp(dst string, data []byte, mode fs.FileMode, sync bool) (string, error) {
-	f, err := os.CreateTemp(filepath.Dir(dst), "."+filepath.Base(dst)+".asb-*")
+// stageTemp writes data to a new staging file beside dst (created 0600,
+// set to mode once written; fsynced when sync is set) and returns its name;
+// on failure it leaves no file behind.
+func stageTemp(r *folderfs.Root, dst string, data []byte, mode fs.FileMode, sync bool) (string, error) {
+	f, name, err := r.CreateTemp(dst)
 	if err != nil {
-		return "", err
+		return "", folderfs.Explain(dst, err)
 	}
-	name := f.Name()
 	fail := func(err error) (string, error) {
 		f.Close()
-		os.Remove(name)
+		_ = r.Remove(name)
 		return "", err
-	}
-	if err := f.Chmod(mode.Perm()); err != nil {
-		return fail(err)
 	}
 	if _, err := f.Write(data); err != nil {
 		return fail(err)
@@ -123,18 +138,22 @@ func stageTemp(dst string, data []byte, mode fs.FileMode, sync bool) (string, er
 			return fail(err)
 		}
 	}
+	if err := f.Chmod(mode.Perm()); err != nil {
+		return fail(err)
+	}
 	if err := f.Close(); err != nil {
-		os.Remove(name)
+		_ = r.Remove(name)
 		return "", err
 	}
 	return name, nil
 }
 
+
 func foldersOf(files []PendingFile) []string {
 	seen := map[string]bool{}
 	var out []string
 	for _, f := range files {
-		if d := filepath.Dir(f.Path); !seen[d] {
+		if d := path.Dir(f.Path); !seen[d] {
 			seen[d] = true
 			out = append(out, d)
 		}
@@ -142,43 +161,41 @@ func foldersOf(files []PendingFile) []string {
 	return out
 }
 
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
+// StagingPattern is the name of a staging file a write stages its content
+// in (.NAME.asb-HEX, beside NAME); the generated .gitignore ignores it.
+const StagingPattern = ".*" + folderfs.StagingInfix + "*"
+
+var stagingRe = regexp.MustCompile(`^\..+\.asb-[0-9a-f]+$`)
+
+// CleanStaging removes the staging files a write that was killed left in
+// the folder dir (workspace/, .git and node_modules are not looked into;
+// links are not followed), and returns their paths relative to dir. Call it
+// holding the folder's lock: a live write's staging files are its own.
+func CleanStaging(dir string) ([]string, error) {
+	r, err := folderfs.Open(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
 	}
-	defer d.Close()
-	return d.Sync()
-}
-
-// StagingPattern is the name of a temporary file a write stages its content
-// in (.NAME.asb-NNNN, beside NAME); the generated .gitignore ignores it.
-const StagingPattern = ".*.asb-*"
-
-var stagingRe = regexp.MustCompile(`^\..+\.asb-[0-9]+$`)
-
-// CleanStaging removes the staging files a write that was killed left under
-// root (workspace/ and .git are not looked into), and returns their paths
-// relative to root. Call it holding the folder's lock: a live write's
-// staging files are its own.
-func CleanStaging(root string) ([]string, error) {
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
 	var removed []string
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if errors.Is(err, fs.ErrNotExist) && p == root {
-			return filepath.SkipAll
-		}
+	err = fs.WalkDir(r.FS(), ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
-			return err
-		}
-		if d.IsDir() && p != root && (d.Name() == ".git" || d.Name() == "workspace" && filepath.Dir(p) == root || d.Name() == "node_modules") {
-			return filepath.SkipDir
-		}
-		if d.Type().IsRegular() && stagingRe.MatchString(d.Name()) {
-			if err := os.Remove(p); err != nil {
+			if p == "." {
 				return err
 			}
-			rel, _ := filepath.Rel(root, p)
-			removed = append(removed, filepath.ToSlash(rel))
+			return nil // a folder that cannot be read holds nothing asb staged
+		}
+		if d.IsDir() && p != "." && (d.Name() == ".git" || p == "workspace" || d.Name() == "node_modules") {
+			return fs.SkipDir
+		}
+		if d.Type().IsRegular() && stagingRe.MatchString(d.Name()) {
+			if err := r.Remove(p); err != nil {
+				return err
+			}
+			removed = append(removed, p)
 		}
 		return nil
 	})

@@ -1,18 +1,23 @@
 package generator
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
+
+	"github.com/agents-sandbox/asb/internal/folderfs"
 )
 
 func TestWriteFileAtomic(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "secrets.env")
-	if err := WriteFileAtomic(p, []byte("# A=\n"), 0o600); err != nil {
+	if err := WriteFileAtomic(dir, "secrets.env", []byte("# A=\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteFileAtomic(p, []byte("# A=\n# B=\n"), 0o600); err != nil {
+	if err := WriteFileAtomic(dir, "secrets.env", []byte("# A=\n# B=\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	got, _ := os.ReadFile(p)
@@ -34,7 +39,7 @@ func TestWriteFilesAtomicAllOrNothing(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(b, "x"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	err := WriteFilesAtomic([]PendingFile{{Path: a, Data: []byte("new a\n"), Mode: 0o644}, {Path: b, Data: []byte("b"), Mode: 0o644}})
+	err := WriteFilesAtomic(dir, []PendingFile{{Path: "a.yaml", Data: []byte("new a\n"), Mode: 0o644}, {Path: "b", Data: []byte("b"), Mode: 0o644}})
 	if err == nil {
 		t.Fatal("writing over a folder succeeded")
 	}
@@ -43,13 +48,70 @@ func TestWriteFilesAtomicAllOrNothing(t *testing.T) {
 	}
 	assertOnly(t, dir, "a.yaml", "b")
 
-	// A missing folder fails at staging time: nothing changes either.
-	c := filepath.Join(dir, "new.yaml")
-	err = WriteFilesAtomic([]PendingFile{{Path: c, Data: []byte("c"), Mode: 0o644}, {Path: filepath.Join(dir, "nope", "d"), Data: []byte("d"), Mode: 0o644}})
+	// A path through a file fails at staging time: nothing changes either.
+	err = WriteFilesAtomic(dir, []PendingFile{{Path: "new.yaml", Data: []byte("c"), Mode: 0o644}, {Path: "a.yaml/d", Data: []byte("d"), Mode: 0o644}})
 	if err == nil {
-		t.Fatal("writing into a missing folder succeeded")
+		t.Fatal("writing under a file succeeded")
 	}
 	assertOnly(t, dir, "a.yaml", "b")
+}
+
+// A committed link out of the folder is never written through: not as the
+// target, not as a folder on the way.
+func TestWriteRefusesLinksOut(t *testing.T) {
+	dir, outside := t.TempDir(), t.TempDir()
+	if err := os.Symlink(outside, filepath.Join(dir, ".asb-base")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(outside, "victim"), filepath.Join(dir, "sandbox.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	for _, rel := range []string{".asb-base/sandbox.yaml", ".asb-base/new/deep.yaml"} {
+		err := WriteFileAtomic(dir, rel, []byte("x"), 0o644)
+		var esc *folderfs.EscapeError
+		if !errors.As(err, &esc) || !strings.Contains(err.Error(), "leads out of the outer folder") {
+			t.Errorf("write %s: err = %v, want an EscapeError", rel, err)
+		}
+	}
+	// A link as the target itself: refused as not a regular file.
+	if err := WriteFileAtomic(dir, "sandbox.yaml", []byte("x"), 0o644); err == nil {
+		t.Error("a write over a link succeeded")
+	}
+	if entries, _ := os.ReadDir(outside); len(entries) != 0 {
+		t.Errorf("the folder outside got %d entries", len(entries))
+	}
+	assertOnly(t, dir, ".asb-base", "sandbox.yaml")
+}
+
+func TestStagingFilesAre0600AndCleaned(t *testing.T) {
+	dir := t.TempDir()
+	r, err := folderfs.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	tmp, err := stageTemp(r, "secrets.env", []byte("A=1\n"), 0o644, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Before its final chmod a staging file is 0600; a killed write leaves
+	// it so, and the next command removes it.
+	f, name, err := r.CreateTemp("secrets.env")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if fi, _ := os.Stat(filepath.Join(dir, name)); fi.Mode().Perm() != 0o600 {
+		t.Errorf("staging file mode %o, want 600", fi.Mode().Perm())
+	}
+	removed, err := CleanStaging(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(removed) != 2 || !slices.Contains(removed, tmp) || !slices.Contains(removed, name) {
+		t.Errorf("CleanStaging removed %v, want %s and %s", removed, tmp, name)
+	}
+	assertOnly(t, dir)
 }
 
 // assertOnly checks that dir holds exactly names: no temporary file is left.

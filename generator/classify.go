@@ -10,20 +10,26 @@ import (
 	"io/fs"
 	"os"
 	"path"
-	"path/filepath"
 	"strings"
 
+	"github.com/agents-sandbox/asb/internal/folderfs"
 	"github.com/agents-sandbox/asb/schema"
 )
 
 // Classify compares the plan with what is on disk under root.
 func Classify(root string, plan *Plan, opts WriteOptions) ([]Change, error) {
+	var r *folderfs.Root // nil: the folder does not exist yet
 	if fi, err := os.Stat(root); err == nil && !fi.IsDir() {
 		return nil, fmt.Errorf("%s is a file, not a folder: choose another DIR", root)
 	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%s: %w", root, notDirHint(err))
+	} else if err == nil {
+		if r, err = folderfs.Open(root); err != nil {
+			return nil, err
+		}
+		defer r.Close()
 	}
-	prev := readManifest(root)
+	prev := readManifest(r)
 	var out []Change
 	var blocked []string // folders of the plan that something is in the way of
 	for _, f := range plan.Files {
@@ -33,7 +39,7 @@ func Classify(root string, plan *Plan, opts WriteOptions) ([]Change, error) {
 				under = b
 			}
 		}
-		c := classifyEntry(root, f, under, prev, opts)
+		c := classifyEntry(r, f, under, prev, opts)
 		if c.Action == Conflict && f.Dir && under == "" {
 			blocked = append(blocked, f.Path)
 		}
@@ -46,7 +52,7 @@ func Classify(root string, plan *Plan, opts WriteOptions) ([]Change, error) {
 		path string
 		dir  bool
 	}{{path.Dir(ManifestPath), true}, {ManifestPath, false}} {
-		if why := inTheWay(filepath.Join(root, filepath.FromSlash(aux.path)), aux.dir); why != "" {
+		if why := inTheWay(r, aux.path, aux.dir); why != "" {
 			mode := ModeFile
 			if aux.dir {
 				mode = ModeDir
@@ -60,17 +66,16 @@ func Classify(root string, plan *Plan, opts WriteOptions) ([]Change, error) {
 
 // classifyEntry says what Apply does with one entry of the plan; under is
 // the plan's folder above it that something is in the way of, if any.
-func classifyEntry(root string, f File, under string, prev manifest, opts WriteOptions) Change {
+func classifyEntry(r *folderfs.Root, f File, under string, prev manifest, opts WriteOptions) Change {
 	c := Change{Path: f.Path, Mode: f.Mode, Dir: f.Dir}
-	p := filepath.Join(root, filepath.FromSlash(f.Path))
-	fi, err := os.Lstat(p)
+	fi, err := lstat(r, f.Path)
 	switch {
 	case under != "":
 		c.Action, c.Why = Conflict, "under "+under+"/, which is in the way"
 	case errors.Is(err, fs.ErrNotExist):
 		c.Action = Create
 	case err != nil:
-		c.Action, c.Why = Conflict, notDirHint(err).Error()
+		c.Action, c.Why = Conflict, folderfs.Explain(f.Path, notDirHint(err)).Error()
 	case f.Dir && fi.IsDir():
 		c.Action = Unchanged
 	case f.Dir:
@@ -78,19 +83,19 @@ func classifyEntry(root string, f File, under string, prev manifest, opts WriteO
 	case !fi.Mode().IsRegular():
 		c.Action, c.Why = Conflict, "not a regular file (a folder or a link); move it away"
 	default:
-		cur, err := schema.ReadFile(p)
+		cur, err := r.ReadFile(f.Path, schema.MaxFileSize)
 		if err != nil {
 			c.Action, c.Why = Conflict, err.Error()
 			break
 		}
-		classifyContent(&c, root, f, cur, fi.Mode().Perm(), prev, opts)
+		classifyContent(&c, r, f, cur, fi.Mode().Perm(), prev, opts)
 	}
 	return c
 }
 
 // classifyContent judges a regular file that is already there: its content
 // cur and mode against the plan's, and whether the user edited it.
-func classifyContent(c *Change, root string, f File, cur []byte, mode fs.FileMode, prev manifest, opts WriteOptions) {
+func classifyContent(c *Change, r *folderfs.Root, f File, cur []byte, mode fs.FileMode, prev manifest, opts WriteOptions) {
 	switch {
 	case bytes.Equal(cur, f.Content) && mode == f.Mode.Perm():
 		c.Action = Unchanged
@@ -104,7 +109,7 @@ func classifyContent(c *Change, root string, f File, cur []byte, mode fs.FileMod
 		c.Action = Update
 	case opts.Force:
 		c.Action, c.Why = Overwrite, "edited by you; old copy in "+f.Path+".orig"
-		if why := inTheWay(filepath.Join(root, filepath.FromSlash(f.Path+".orig")), false); why != "" {
+		if why := inTheWay(r, f.Path+".orig", false); why != "" {
 			c.Action, c.Why = Conflict, f.Path+".orig: "+why
 		}
 	default:
@@ -137,15 +142,24 @@ func appendLines(c *Change, cur, want []byte) {
 	c.Action, c.Why, c.Content = Update, "yours: added the lines asb needs: "+strings.Join(missing, " "), []byte(out)
 }
 
-// inTheWay says why the entry at p cannot be written as a folder (dir) or
-// a regular file, or returns "" when p is absent or already of that kind.
-func inTheWay(p string, dir bool) string {
-	fi, err := os.Lstat(p)
+// lstat describes rel in r; in a folder that does not exist yet (r nil)
+// nothing exists.
+func lstat(r *folderfs.Root, rel string) (fs.FileInfo, error) {
+	if r == nil {
+		return nil, fs.ErrNotExist
+	}
+	return r.Lstat(rel)
+}
+
+// inTheWay says why the entry rel cannot be written as a folder (dir) or
+// a regular file, or returns "" when rel is absent or already of that kind.
+func inTheWay(r *folderfs.Root, rel string, dir bool) string {
+	fi, err := lstat(r, rel)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return ""
 	case err != nil:
-		return notDirHint(err).Error()
+		return folderfs.Explain(rel, notDirHint(err)).Error()
 	case dir && !fi.IsDir():
 		return "a file or link is in the way of a folder; move it away"
 	case !dir && !fi.Mode().IsRegular():
@@ -153,9 +167,12 @@ func inTheWay(p string, dir bool) string {
 	}
 	return ""
 }
-func readManifest(root string) manifest {
+func readManifest(r *folderfs.Root) manifest {
 	var m manifest
-	raw, err := schema.ReadFile(filepath.Join(root, filepath.FromSlash(ManifestPath)))
+	if r == nil {
+		return m
+	}
+	raw, err := r.ReadFile(ManifestPath, schema.MaxFileSize)
 	if err == nil {
 		_ = json.Unmarshal(raw, &m) // a damaged manifest only means "treat files as edited"
 	}

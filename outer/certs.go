@@ -13,6 +13,8 @@ import (
 
 	"github.com/agents-sandbox/asb/generator"
 	"github.com/agents-sandbox/asb/host"
+	"github.com/agents-sandbox/asb/internal/folderfs"
+	"github.com/agents-sandbox/asb/schema"
 )
 
 // CertsDir is the folder of toolchain/ whose *.crt files the image trusts.
@@ -34,38 +36,44 @@ type CertsSync struct {
 // is not invalidated for nothing.
 func SyncCerts(dir string, cas []host.CA) (CertsSync, error) {
 	var s CertsSync
-	certs := filepath.Join(dir, filepath.FromSlash(CertsDir))
-	if err := os.MkdirAll(certs, generator.ModeDir); err != nil {
-		return s, fmt.Errorf("%s: %w", CertsDir, err)
+	root, err := folderfs.Open(dir)
+	if err != nil {
+		return s, err
+	}
+	defer root.Close()
+	if err := root.MkdirAll(CertsDir, generator.ModeDir); err != nil {
+		return s, fmt.Errorf("%s: %w", CertsDir, folderfs.Explain(CertsDir, err))
 	}
 	want := map[string][]byte{}
 	for _, ca := range cas {
 		want[HostCertPrefix+ca.Fingerprint[:16]+".crt"] = ca.PEM
 	}
-	entries, err := os.ReadDir(certs)
+	entries, err := fs.ReadDir(root.FS(), CertsDir)
 	if err != nil {
-		return s, fmt.Errorf("%s: %w", CertsDir, err)
+		return s, fmt.Errorf("%s: %w", CertsDir, folderfs.Explain(CertsDir, err))
 	}
 	for _, e := range entries {
 		name := e.Name()
 		if !strings.HasPrefix(name, HostCertPrefix) || !strings.HasSuffix(name, ".crt") || want[name] != nil {
 			continue
 		}
-		if err := os.Remove(filepath.Join(certs, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := root.Remove(CertsDir + "/" + name); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return s, fmt.Errorf("%s: %w", CertsDir, err)
 		}
 		s.Removed = append(s.Removed, name)
 	}
+	var write []generator.PendingFile
 	for name, pem := range want {
-		p := filepath.Join(certs, name)
-		if cur, err := os.ReadFile(p); err == nil && bytes.Equal(cur, pem) {
+		rel := CertsDir + "/" + name
+		if cur, err := root.ReadFile(rel, schema.MaxFileSize); err == nil && bytes.Equal(cur, pem) {
 			s.Kept = append(s.Kept, name)
 			continue
 		}
-		if err := generator.WriteFileAtomic(p, pem, generator.ModeFile); err != nil {
-			return s, fmt.Errorf("%s: %w", CertsDir, err)
-		}
+		write = append(write, generator.PendingFile{Path: rel, Data: pem, Mode: generator.ModeFile})
 		s.Added = append(s.Added, name)
+	}
+	if err := generator.WriteFilesIn(root, write); err != nil {
+		return CertsSync{}, fmt.Errorf("%s: %w", CertsDir, err)
 	}
 	slices.Sort(s.Added)
 	slices.Sort(s.Kept)

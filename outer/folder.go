@@ -186,9 +186,9 @@ func (f *Folder) Commit() ([]schema.Problem, error) {
 		if name == SecretsEnvFile {
 			mode = generator.ModeSecret // host only, whatever it was
 		}
-		files = append(files, generator.PendingFile{Path: filepath.Join(f.Dir, name), Data: f.edited[name], Mode: mode})
+		files = append(files, generator.PendingFile{Path: name, Data: f.edited[name], Mode: mode})
 	}
-	if err := generator.WriteFilesAtomic(files); err != nil {
+	if err := generator.WriteFilesAtomic(f.Dir, files); err != nil {
 		return nil, fmt.Errorf("nothing was changed: %w", err)
 	}
 	for _, name := range f.sortedEdited() {

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agents-sandbox/asb/internal/folderfs"
 	"github.com/agents-sandbox/asb/runner"
 	"github.com/agents-sandbox/asb/schema"
 )
@@ -91,35 +92,45 @@ func Hydrate(ctx context.Context, dir string, git runner.Git, opts Options) (*Sy
 }
 
 // hydrateWorkspace clones the recorded origin into an empty workspace/,
-// beside it first, so that a failed clone leaves nothing.
+// beside it first, so that a failed clone leaves nothing. Every step in the
+// folder goes through its confined root: a committed workspace link is
+// refused, never cloned into.
 func hydrateWorkspace(ctx context.Context, dir string, git runner.Git, o schema.WorkspaceOrigin) (string, error) {
-	ws := filepath.Join(dir, WorkspaceDir)
-	entries, err := os.ReadDir(ws)
+	root, err := folderfs.Open(dir)
+	if err != nil {
+		return "", err
+	}
+	defer root.Close()
+	if fi, err := root.Lstat(WorkspaceDir); err == nil && !fi.IsDir() {
+		return "", fmt.Errorf("workspace is not a folder (a link or a file): the VM would mount what it points to; remove it (git rm workspace) and run asb sync again")
+	}
+	entries, err := fs.ReadDir(root.FS(), WorkspaceDir)
 	switch {
 	case err == nil && len(entries) > 0:
 		return "workspace/ has files already: left as it is", nil
 	case err != nil && !errors.Is(err, fs.ErrNotExist):
 		return "", fmt.Errorf("workspace/: %w", err)
 	case o.URL == "":
-		if err := os.MkdirAll(ws, 0o755); err != nil {
+		if err := root.MkdirAll(WorkspaceDir, 0o755); err != nil {
 			return "", fmt.Errorf("workspace/: %w", err)
 		}
 		return "workspace/ is empty: the project was a local folder, not a git repository; put it in workspace/", nil
 	}
+	// A new folder of the root's own, so git writes under no committed link.
 	tmp, err := os.MkdirTemp(dir, ".workspace.asb-")
 	if err != nil {
 		return "", fmt.Errorf("workspace/: %w", err)
 	}
-	defer os.RemoveAll(tmp)
-	clone := filepath.Join(tmp, "clone")
-	at, err := git.CloneAt(ctx, o, clone)
+	tmpRel := filepath.Base(tmp)
+	defer root.RemoveAll(tmpRel)
+	at, err := git.CloneAt(ctx, o, filepath.Join(tmp, "clone"))
 	if err != nil {
 		return "", fmt.Errorf("workspace/: %w; clone it yourself into workspace/ (or fix the URL in %s)", err, schema.RecordFile)
 	}
-	if err := os.Remove(ws); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := root.Remove(WorkspaceDir); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return "", fmt.Errorf("workspace/: %w", err)
 	}
-	if err := os.Rename(clone, ws); err != nil {
+	if err := root.Rename(tmpRel+"/clone", WorkspaceDir); err != nil {
 		return "", fmt.Errorf("workspace/: %w", err)
 	}
 	msg := fmt.Sprintf("workspace/ cloned from %s", o.URL)

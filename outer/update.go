@@ -7,12 +7,11 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 
 	"github.com/agents-sandbox/asb/generator"
+	"github.com/agents-sandbox/asb/internal/folderfs"
 	"github.com/agents-sandbox/asb/runner"
 	"github.com/agents-sandbox/asb/schema"
 )
@@ -37,8 +36,9 @@ func (e *ConflictError) Error() string {
 // UpdatePlan is every file an update changes, and what it writes.
 type UpdatePlan struct {
 	Steps []UpdateStep
-	write []generator.PendingFile
-	drop  []string // paths to remove
+	dir   string
+	write []generator.PendingFile // relative to dir
+	drop  []string                // relative paths to remove
 }
 
 // Conflicts are the files left with conflict markers.
@@ -78,27 +78,40 @@ func PlanChange(ctx context.Context, dir string, tree fs.FS, version string, git
 	if err != nil {
 		return nil, fmt.Errorf("render the templates with the answers of %s: %w", schema.RecordFile, err)
 	}
-	u := &UpdatePlan{}
+	// Every read goes through the folder's confined root: a committed link
+	// (.asb-base -> ~/.ssh) is refused, never read through or written to.
+	root, err := folderfs.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	u := &UpdatePlan{dir: dir}
 	made := map[string]bool{}
 	for _, f := range plan.Files {
 		if f.Dir || f.Preserve || strings.HasPrefix(f.Path, schema.BaseDir+"/") {
 			continue
 		}
 		made[f.Path] = true
-		if err := u.mergeOne(ctx, dir, f, git); err != nil {
+		if err := u.mergeOne(ctx, root, f, git); err != nil {
 			return nil, err
 		}
 	}
-	if err := u.dropped(dir, made); err != nil {
+	if err := u.dropped(root, made); err != nil {
 		return nil, err
 	}
 	return u, nil
 }
 
 // mergeOne plans one file of the new render.
-func (u *UpdatePlan) mergeOne(ctx context.Context, dir string, f generator.File, git runner.Git) error {
-	ours, oursOK := readOpt(dir, f.Path)
-	base, baseOK := readOpt(dir, generator.BasePath(f.Path))
+func (u *UpdatePlan) mergeOne(ctx context.Context, root *folderfs.Root, f generator.File, git runner.Git) error {
+	ours, oursOK, err := readOpt(root, f.Path)
+	if err != nil {
+		return err
+	}
+	base, baseOK, err := readOpt(root, generator.BasePath(f.Path))
+	if err != nil {
+		return err
+	}
 	theirs := f.Content
 	owned := f.Path == schema.RecordFile || strings.HasPrefix(f.Path, schema.SchemaDir+"/")
 	step := UpdateStep{Path: f.Path, Before: ours}
@@ -129,44 +142,48 @@ func (u *UpdatePlan) mergeOne(ctx context.Context, dir string, f generator.File,
 	if step.Action != "" {
 		u.Steps = append(u.Steps, step)
 		if step.After != nil {
-			u.write = append(u.write, pending(dir, f.Path, step.After, f.Mode))
+			u.write = append(u.write, pending(root, f.Path, step.After, f.Mode))
 		}
 	}
 	if !baseOK || !bytes.Equal(base, theirs) {
-		u.write = append(u.write, pending(dir, generator.BasePath(f.Path), theirs, generator.ModeFile))
+		u.write = append(u.write, pending(root, generator.BasePath(f.Path), theirs, generator.ModeFile))
 	}
 	return nil
 }
 
 // dropped plans the files the new templates no longer make: removed when
 // the user had not edited them, kept (and named) when they had.
-func (u *UpdatePlan) dropped(dir string, made map[string]bool) error {
-	root := filepath.Join(dir, schema.BaseDir)
+func (u *UpdatePlan) dropped(root *folderfs.Root, made map[string]bool) error {
 	var bases []string
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+	err := fs.WalkDir(root.FS(), schema.BaseDir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
-		rel, _ := filepath.Rel(root, p)
-		bases = append(bases, filepath.ToSlash(rel))
+		bases = append(bases, strings.TrimPrefix(p, schema.BaseDir+"/"))
 		return nil
 	})
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("%s: %w", schema.BaseDir, err)
+		return fmt.Errorf("%s: %w", schema.BaseDir, folderfs.Explain(schema.BaseDir, err))
 	}
 	sort.Strings(bases)
 	for _, rel := range bases {
 		if made[rel] {
 			continue
 		}
-		base, _ := readOpt(dir, generator.BasePath(rel))
-		ours, ok := readOpt(dir, rel)
-		u.drop = append(u.drop, filepath.Join(dir, filepath.FromSlash(generator.BasePath(rel))))
+		base, _, err := readOpt(root, generator.BasePath(rel))
+		if err != nil {
+			return err
+		}
+		ours, ok, err := readOpt(root, rel)
+		if err != nil {
+			return err
+		}
+		u.drop = append(u.drop, generator.BasePath(rel))
 		switch {
 		case !ok:
 		case bytes.Equal(ours, base):
 			u.Steps = append(u.Steps, UpdateStep{Path: rel, Action: "removed", Why: "the templates no longer make it; you had not edited it", Before: ours})
-			u.drop = append(u.drop, filepath.Join(dir, filepath.FromSlash(rel)))
+			u.drop = append(u.drop, rel)
 		default:
 			u.Steps = append(u.Steps, UpdateStep{Path: rel, Action: "kept-dropped", Why: "the templates no longer make it; kept, since you edited it", Before: ours, After: ours})
 		}
@@ -174,18 +191,19 @@ func (u *UpdatePlan) dropped(dir string, made map[string]bool) error {
 	return nil
 }
 
-// Apply writes the update all or nothing, then removes the dropped files.
+// Apply writes the update all or nothing, then removes the dropped files,
+// all through the folder's confined root.
 func (u *UpdatePlan) Apply() error {
-	for _, f := range u.write {
-		if err := os.MkdirAll(filepath.Dir(f.Path), generator.ModeDir); err != nil {
-			return fmt.Errorf("nothing was changed: %w", err)
-		}
+	root, err := folderfs.Open(u.dir)
+	if err != nil {
+		return err
 	}
-	if err := generator.WriteFilesAtomic(u.write); err != nil {
+	defer root.Close()
+	if err := generator.WriteFilesIn(root, u.write); err != nil {
 		return fmt.Errorf("nothing was changed: %w", err)
 	}
 	for _, p := range u.drop {
-		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := root.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
 	}
@@ -215,15 +233,27 @@ func (u *UpdatePlan) Print(ctx context.Context, w io.Writer, git runner.Git, dif
 // Changed reports whether the update writes anything.
 func (u *UpdatePlan) Changed() bool { return len(u.write) > 0 || len(u.drop) > 0 }
 
-func pending(dir, rel string, data []byte, mode fs.FileMode) generator.PendingFile {
-	p := filepath.Join(dir, filepath.FromSlash(rel))
-	if fi, err := os.Stat(p); err == nil {
+func pending(root *folderfs.Root, rel string, data []byte, mode fs.FileMode) generator.PendingFile {
+	if fi, err := root.Lstat(rel); err == nil && fi.Mode().IsRegular() {
 		mode = fi.Mode().Perm()
 	}
-	return generator.PendingFile{Path: p, Data: data, Mode: mode}
+	return generator.PendingFile{Path: rel, Data: data, Mode: mode}
 }
 
-func readOpt(dir, rel string) ([]byte, bool) {
-	b, err := schema.ReadFile(filepath.Join(dir, filepath.FromSlash(rel)))
-	return b, err == nil
+// readOpt reads rel of the folder: ok is false when it does not exist; a
+// path through a link out of the folder, or one that is not a plain file,
+// is an error.
+func readOpt(root *folderfs.Root, rel string) (data []byte, ok bool, err error) {
+	fi, err := root.Lstat(rel)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, folderfs.Explain(rel, err)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, false, fmt.Errorf("%s is not a regular file (a link or a folder): asb reads and writes only plain files of the outer folder; replace it with the file", rel)
+	}
+	b, err := root.ReadFile(rel, schema.MaxFileSize)
+	return b, err == nil, err
 }

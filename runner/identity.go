@@ -117,7 +117,7 @@ func readOrRecover(dir string, id Identity, o IdentityOptions) (State, error) {
 		return State{}, err
 	}
 	if o.Record {
-		l, err := AcquireLock(context.Background(), filepath.Join(dir, StateLockPath), Holder("recording the home volume", o.Now), nil)
+		l, err := AcquireFolderLock(context.Background(), dir, StateLockPath, Holder("recording the home volume", o.Now), nil)
 		if err != nil {
 			return State{}, err
 		}
@@ -213,11 +213,7 @@ func WriteState(dir string, st State) error {
 	if err := enc.Encode(st); err != nil {
 		return err
 	}
-	path := filepath.Join(dir, StatePath)
-	if err := os.MkdirAll(filepath.Dir(path), generator.ModeDir); err != nil {
-		return fmt.Errorf("record %s: %w", StatePath, err)
-	}
-	if err := generator.WriteFileAtomic(path, buf.Bytes(), generator.ModeFile); err != nil {
+	if err := generator.WriteFileAtomic(dir, StatePath, buf.Bytes(), generator.ModeFile); err != nil {
 		return fmt.Errorf("record %s: %w", StatePath, err)
 	}
 	return nil

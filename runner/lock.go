@@ -8,11 +8,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
 
+	"github.com/agents-sandbox/asb/internal/folderfs"
 	"github.com/agents-sandbox/asb/schema"
 )
 
@@ -39,6 +41,37 @@ func AcquireLock(ctx context.Context, path, holder string, waiting func(holder s
 	if err != nil {
 		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}
+	return lockFile(ctx, f, path, holder, waiting)
+}
+
+// AcquireFolderLock is AcquireLock on the file rel of the outer folder dir
+// (the run lock, the state lock), opened through the folder's confined
+// root: a committed .asb link out of the folder is refused.
+func AcquireFolderLock(ctx context.Context, dir, rel, holder string, waiting func(holder string)) (*Lock, error) {
+	f, err := OpenInFolder(dir, rel, os.O_RDWR|os.O_CREATE)
+	if err != nil {
+		return nil, fmt.Errorf("lock %s: %w", rel, err)
+	}
+	return lockFile(ctx, f, rel, holder, waiting)
+}
+
+// OpenInFolder opens (creating, with its folder) the lock file rel of the
+// outer folder dir through its confined root.
+func OpenInFolder(dir, rel string, flag int) (*os.File, error) {
+	root, err := folderfs.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	if err := root.MkdirAll(path.Dir(rel), 0o755); err != nil {
+		return nil, folderfs.Explain(rel, err)
+	}
+	f, err := root.OpenFile(rel, flag, 0o644)
+	return f, folderfs.Explain(rel, err)
+}
+
+// lockFile takes the flock of f (named path in messages), as AcquireLock.
+func lockFile(ctx context.Context, f *os.File, path, holder string, waiting func(holder string)) (*Lock, error) {
 	told := false
 	for {
 		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)

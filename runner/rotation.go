@@ -86,10 +86,7 @@ func secretsKey(dir string) ([]byte, error) {
 	if _, err := rand.Read(key); err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
-		return nil, err
-	}
-	if err := generator.WriteFileAtomic(p, key, 0o600); err != nil {
+	if err := generator.WriteFileAtomic(dir, secretsKeyPath, key, 0o600); err != nil {
 		return nil, fmt.Errorf("the key of the secrets' fingerprint: %w", err)
 	}
 	return key, nil
@@ -105,7 +102,7 @@ func StampSecrets(dir string, getenv func(string) string) error {
 	if err != nil {
 		return err
 	}
-	return generator.WriteFileAtomic(filepath.Join(dir, SecretsStampPath), []byte(fp+"\n"), 0o600)
+	return generator.WriteFileAtomic(dir, SecretsStampPath, []byte(fp+"\n"), 0o600)
 }
 
 // SecretsChanged reports whether the secrets' values differ from those the

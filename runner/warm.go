@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/agents-sandbox/asb/generator"
+	"github.com/agents-sandbox/asb/internal/folderfs"
 	"github.com/agents-sandbox/asb/schema"
 )
 
@@ -96,9 +97,14 @@ type TreeStamp struct {
 
 // WarmPath is the record file of key.
 func WarmPath(key WarmKey) string {
+	return filepath.Join(key.Dir, filepath.FromSlash(warmRel(key)))
+}
+
+// warmRel is the record file of key, relative to the outer folder.
+func warmRel(key WarmKey) string {
 	b, _ := json.Marshal(key)
 	sum := sha256.Sum256(b)
-	return filepath.Join(key.Dir, WarmDir, hex.EncodeToString(sum[:12])+".json")
+	return WarmDir + "/" + hex.EncodeToString(sum[:12]) + ".json"
 }
 
 // LoadWarm returns the record of key, nil when there is none (or it is of
@@ -128,23 +134,30 @@ func SaveWarm(r *WarmRecord) error {
 	if err != nil {
 		return err
 	}
-	p := WarmPath(r.Key)
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+	if err := generator.WriteFileAtomic(r.Key.Dir, warmRel(r.Key), b, 0o600); err != nil {
 		return err
 	}
-	if err := generator.WriteFileAtomic(p, b, 0o600); err != nil {
-		return err
-	}
-	pruneWarm(filepath.Dir(p), 16)
+	pruneWarm(r.Key.Dir, 16)
 	return nil
 }
 
 // DropWarm removes the record of key (a run that failed, or changed what
 // the record says).
-func DropWarm(key WarmKey) { _ = os.Remove(WarmPath(key)) }
+func DropWarm(key WarmKey) {
+	if root, err := folderfs.Open(key.Dir); err == nil {
+		_ = root.Remove(warmRel(key))
+		_ = root.Close()
+	}
+}
 
+// pruneWarm keeps the keep newest records of the outer folder dir.
 func pruneWarm(dir string, keep int) {
-	entries, err := os.ReadDir(dir)
+	root, err := folderfs.Open(dir)
+	if err != nil {
+		return
+	}
+	defer root.Close()
+	entries, err := fs.ReadDir(root.FS(), WarmDir)
 	if err != nil || len(entries) <= keep {
 		return
 	}
@@ -160,7 +173,7 @@ func pruneWarm(dir string, keep int) {
 	}
 	sort.Slice(recs, func(i, j int) bool { return recs[i].mod > recs[j].mod })
 	for _, r := range recs[min(keep, len(recs)):] {
-		_ = os.Remove(filepath.Join(dir, r.name))
+		_ = root.Remove(WarmDir + "/" + r.name)
 	}
 }
 

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -36,7 +35,7 @@ var ErrNotWarm = errors.New("not warm")
 // before any command ran. While the checks run it holds the run lock
 // shared, so that it never acts on a VM another run is changing.
 func RunWarm(ctx context.Context, r *WarmRecord, io WarmIO) error {
-	lock, err := os.OpenFile(filepath.Join(r.Key.Dir, RunLockPath), os.O_RDONLY|os.O_CREATE, 0o644)
+	lock, err := OpenInFolder(r.Key.Dir, RunLockPath, os.O_RDONLY|os.O_CREATE)
 	if err != nil {
 		return ErrNotWarm
 	}

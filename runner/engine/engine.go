@@ -128,7 +128,7 @@ func Run(ctx context.Context, spec runner.EngineSpec, stdio Stdio) (err error) {
 func folderLock(spec runner.EngineSpec, stderr io.Writer) Locker {
 	return func(ctx context.Context) (func(), error) {
 		what := "asb task " + strings.Join(spec.Tasks, " ")
-		l, err := runner.AcquireLock(ctx, filepath.Join(spec.Dir, runner.RunLockPath), runner.Holder(what, time.Now()), func(holder string) {
+		l, err := runner.AcquireFolderLock(ctx, spec.Dir, runner.RunLockPath, runner.Holder(what, time.Now()), func(holder string) {
 			fmt.Fprintf(stderr, "asb: waiting for another asb task in this folder to finish with the VM (%s)…\n", holder)
 		})
 		if err != nil {

@@ -63,6 +63,10 @@ func (o *Options) write(ctx context.Context, p *prepared) (*written, error) {
 		return nil, git.takeBack(cause)
 	}
 	if clone != "" {
+		// The clone was made beside the folder (os.Root renames only within
+		// one root): it moves in by path, to a direct child of the folder,
+		// which no link can be on the way to; a link named workspace is
+		// removed itself, never followed.
 		ws := filepath.Join(p.dir, "workspace")
 		if err := os.Remove(ws); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fail(fmt.Errorf("workspace/: %w", err))
