@@ -143,3 +143,17 @@ func LockFolder(ctx context.Context, dir, what string, w io.Writer) (*Lock, erro
 		fmt.Fprintf(w, "asb: waiting for another asb changing %s (%s)…\n", dir, holder)
 	})
 }
+
+// TryLockFolder takes FolderLockPath(dir) if no other process holds it,
+// and returns nil (no error) if one does.
+func TryLockFolder(dir, what string) (*Lock, error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	var l *Lock
+	var err error
+	l, err = AcquireLock(ctx, FolderLockPath(dir), Holder(what, time.Now()), func(string) { cancel() })
+	cancel()
+	if err != nil && errors.Is(err, context.Canceled) {
+		return nil, nil
+	}
+	return l, err
+}

@@ -28,12 +28,14 @@ func FolderDir(getwd func() (string, error), dirFlag string) (string, error) {
 	return outer.Resolve(wd, dirFlag)
 }
 
-// OpenFolder opens the outer folder a command acts on (FolderDir).
+// OpenFolder opens the outer folder a command acts on (FolderDir), to read
+// it (EditFolder is for a command that changes it).
 func OpenFolder(f *Factory, dirFlag string) (*outer.Folder, error) {
 	dir, err := FolderDir(f.Getwd, dirFlag)
 	if err != nil {
 		return nil, err
 	}
+	CleanStaleStaging(dir, f.IO.ErrOut)
 	return outer.Open(dir, outer.Options{Getenv: f.Getenv, Agents: Agents(f)})
 }
 

@@ -56,7 +56,7 @@ The image build installs them with update-ca-certificates, so apt, npm and
 the agent work behind such a proxy. They are per machine: .gitignore keeps
 them out of the repository. Certificates are public; no key is copied.`,
 		Args: cmdutil.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error { return runCerts(opts) },
+		RunE: func(cmd *cobra.Command, args []string) error { return runCerts(cmd.Context(), opts) },
 	}
 }
 
@@ -87,11 +87,12 @@ included. An image that exists already is left alone unless --force.`,
 	return base
 }
 
-func runCerts(o *Options) error {
-	f, err := cmdutil.OpenFolder(o.Factory, o.Dir)
+func runCerts(ctx context.Context, o *Options) error {
+	f, release, err := cmdutil.EditFolder(ctx, o.Factory, o.Dir, "asb image certs")
 	if err != nil {
 		return err
 	}
+	defer release()
 	return outer.SyncHostCerts(f.Dir, o.Factory.IO.ErrOut)
 }
 

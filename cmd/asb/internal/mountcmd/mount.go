@@ -2,6 +2,7 @@
 package mountcmd
 
 import (
+	"context"
 	"fmt"
 	"path"
 	"path/filepath"
@@ -85,7 +86,7 @@ writable one (the VM could change it there).`,
 		Args: cmdutil.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.HostPath, opts.Guest = args[0], args[1]
-			return runAdd(opts)
+			return runAdd(cmd.Context(), opts)
 		},
 	}
 	add.Flags().BoolVar(&opts.ReadOnly, "ro", false, "mount read-only: the VM cannot change the folder")
@@ -105,12 +106,12 @@ agent works there.`,
 		Args:    cmdutil.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Guest = args[0]
-			return runRm(opts)
+			return runRm(cmd.Context(), opts)
 		},
 	}
 }
 
-func runAdd(o *Options) error {
+func runAdd(ctx context.Context, o *Options) error {
 	guest := o.Guest
 	if strings.ContainsAny(guest, ":\n") {
 		return &cmdutil.UsageError{Err: fmt.Errorf("GUEST_PATH %q must not contain ':' or a newline", guest)}
@@ -122,10 +123,11 @@ func runAdd(o *Options) error {
 	if err != nil {
 		return fmt.Errorf("working directory: %w", err)
 	}
-	f, err := cmdutil.OpenFolder(o.Factory, o.Dir)
+	f, release, err := cmdutil.EditFolder(ctx, o.Factory, o.Dir, "asb mount add")
 	if err != nil {
 		return err
 	}
+	defer release()
 	e, err := f.AddMount(outer.MountRequest{HostPath: o.HostPath, WorkDir: wd, Guest: guest, ReadOnly: o.ReadOnly, AllowHome: o.AllowHome})
 	if err != nil {
 		return cmdutil.InputError(err)
@@ -146,14 +148,15 @@ func runAdd(o *Options) error {
 	return nil
 }
 
-func runRm(o *Options) error {
+func runRm(ctx context.Context, o *Options) error {
 	if !path.IsAbs(o.Guest) {
 		return &cmdutil.UsageError{Err: fmt.Errorf("GUEST_PATH %q must be the absolute path in the VM (asb mount ls lists them)", o.Guest)}
 	}
-	f, err := cmdutil.OpenFolder(o.Factory, o.Dir)
+	f, release, err := cmdutil.EditFolder(ctx, o.Factory, o.Dir, "asb mount rm")
 	if err != nil {
 		return err
 	}
+	defer release()
 	warns, err := f.RemoveMount(o.Guest)
 	if err != nil {
 		return err

@@ -75,10 +75,11 @@ type proposal struct {
 }
 
 func runLearn(ctx context.Context, o *LearnOptions) error {
-	f, err := cmdutil.OpenFolder(o.Factory, o.Dir)
+	f, release, err := cmdutil.EditFolder(ctx, o.Factory, o.Dir, "asb network learn")
 	if err != nil {
 		return err
 	}
+	defer release()
 	p, _, err := currentEgress(f)
 	if err != nil {
 		return err

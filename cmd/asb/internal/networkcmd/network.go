@@ -2,6 +2,7 @@
 package networkcmd
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"strings"
@@ -70,7 +71,7 @@ says how to switch to an allow list.`,
 		Args: cmdutil.MinimumArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Hosts = outer.SplitHosts(args)
-			return runEdit(opts, true)
+			return runEdit(cmd.Context(), opts, true)
 		},
 	}
 }
@@ -98,16 +99,17 @@ it can never be used.`,
 		Args:    cmdutil.MinimumArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Hosts = outer.SplitHosts(args)
-			return runEdit(opts, false)
+			return runEdit(cmd.Context(), opts, false)
 		},
 	}
 }
 
-func runEdit(o *Options, allow bool) error {
-	f, err := cmdutil.OpenFolder(o.Factory, o.Dir)
+func runEdit(ctx context.Context, o *Options, allow bool) error {
+	f, release, err := cmdutil.EditFolder(ctx, o.Factory, o.Dir, "asb network allow/deny")
 	if err != nil {
 		return err
 	}
+	defer release()
 	edit := f.Deny
 	if allow {
 		edit = f.Allow

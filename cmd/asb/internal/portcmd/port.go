@@ -2,6 +2,7 @@
 package portcmd
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -49,7 +50,7 @@ that is forwarded already is refused: remove it first with asb port rm.`,
 		Args: cmdutil.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Spec = args[0]
-			return runAdd(opts)
+			return runAdd(cmd.Context(), opts)
 		},
 	})
 	cmd.AddCommand(cmdutil.ShowCommand(opts.Factory, &opts.Dir, "ls", []string{"list"},
@@ -65,17 +66,18 @@ it) or only the host port, which removes every entry for it.`,
 		Args: cmdutil.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Spec = args[0]
-			return runRm(opts)
+			return runRm(cmd.Context(), opts)
 		},
 	})
 	return cmd
 }
 
-func runAdd(o *Options) error {
-	f, err := cmdutil.OpenFolder(o.Factory, o.Dir)
+func runAdd(ctx context.Context, o *Options) error {
+	f, release, err := cmdutil.EditFolder(ctx, o.Factory, o.Dir, "asb port add")
 	if err != nil {
 		return err
 	}
+	defer release()
 	p, warns, err := f.AddPort(o.Spec)
 	if err != nil {
 		return cmdutil.InputError(err)
@@ -92,15 +94,16 @@ func runAdd(o *Options) error {
 	return nil
 }
 
-func runRm(o *Options) error {
+func runRm(ctx context.Context, o *Options) error {
 	match, err := outer.PortMatcher(o.Spec)
 	if err != nil {
 		return &cmdutil.UsageError{Err: err}
 	}
-	f, err := cmdutil.OpenFolder(o.Factory, o.Dir)
+	f, release, err := cmdutil.EditFolder(ctx, o.Factory, o.Dir, "asb port rm")
 	if err != nil {
 		return err
 	}
+	defer release()
 	removed, warns, err := f.RemovePorts(o.Spec, match)
 	if err != nil {
 		return err

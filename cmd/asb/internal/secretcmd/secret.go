@@ -3,6 +3,7 @@
 package secretcmd
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -78,7 +79,7 @@ refused; --force replaces its hosts (and, when given, --query and --body).`,
 			opts.Name = args[0]
 			opts.setQuery = cmd.Flags().Changed("query")
 			opts.setBody = cmd.Flags().Changed("body")
-			return runAdd(opts)
+			return runAdd(cmd.Context(), opts)
 		},
 	}
 	add.Flags().StringSliceVar(&opts.Allow, "allow", nil, "hosts that may receive the value, e.g. api.github.com,github.com (required)")
@@ -117,20 +118,21 @@ one), and NAME's line in secrets.env, which is yours and may hold the value.`,
 		Args:    cmdutil.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Name = args[0]
-			return runRm(opts)
+			return runRm(cmd.Context(), opts)
 		},
 	}
 }
 
-func runAdd(o *Options) error {
+func runAdd(ctx context.Context, o *Options) error {
 	hosts := outer.SplitHosts(o.Allow)
 	if len(hosts) == 0 {
 		return &cmdutil.UsageError{Err: fmt.Errorf("--allow is required: a secret with no host could never be sent anywhere; e.g. asb secret add %s --allow api.example.com", o.Name)}
 	}
-	f, err := cmdutil.OpenFolder(o.Factory, o.Dir)
+	f, release, err := cmdutil.EditFolder(ctx, o.Factory, o.Dir, "asb secret add")
 	if err != nil {
 		return err
 	}
+	defer release()
 	req := outer.SecretRequest{Name: o.Name, Hosts: hosts, Force: o.Force}
 	if o.setQuery {
 		req.Query = &o.Query
@@ -202,11 +204,12 @@ func runLs(o *Options) error {
 	return nil
 }
 
-func runRm(o *Options) error {
-	f, err := cmdutil.OpenFolder(o.Factory, o.Dir)
+func runRm(ctx context.Context, o *Options) error {
+	f, release, err := cmdutil.EditFolder(ctx, o.Factory, o.Dir, "asb secret rm")
 	if err != nil {
 		return err
 	}
+	defer release()
 	r, err := f.RemoveSecret(o.Name)
 	if err != nil {
 		return err

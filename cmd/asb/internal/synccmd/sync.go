@@ -49,5 +49,11 @@ func Run(ctx context.Context, o *Options) error {
 	if err != nil {
 		return err
 	}
+	lock, err := runner.LockFolder(ctx, dir, "asb sync", o.Factory.IO.ErrOut)
+	if err != nil {
+		return err
+	}
+	defer lock.Release()
+	cmdutil.CleanStaging(dir, o.Factory.IO.ErrOut)
 	return outer.Sync(ctx, dir, o.Git, outer.Options{Getenv: o.Factory.Getenv, Agents: cmdutil.Agents(o.Factory)}, o.Factory.IO.Out)
 }

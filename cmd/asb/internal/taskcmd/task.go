@@ -86,6 +86,7 @@ func Run(ctx context.Context, o *Options) error {
 	if err != nil {
 		return err
 	}
+	cmdutil.CleanStaleStaging(dir, o.IO.ErrOut)
 	spec := runner.EngineSpec{Dir: dir, Tasks: o.Tasks, Args: o.Args,
 		Dry: o.Dry, Summary: o.Summary, Force: o.Force, Verbose: o.Verbose, Silent: o.Silent, Yes: o.Yes}
 	if o.List || (len(o.Tasks) == 0 && o.Summary == "") {

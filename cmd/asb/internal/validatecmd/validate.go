@@ -91,6 +91,7 @@ func Run(ctx context.Context, o *Options) error {
 	if err != nil {
 		return err
 	}
+	cmdutil.CleanStaleStaging(dir, o.IO.ErrOut)
 	probs := schema.CheckDir(dir, schema.CheckOptions{Getenv: o.Getenv, Context: ctx})
 	nerr, nwarn := schema.Count(probs)
 	if o.Format == "json" {

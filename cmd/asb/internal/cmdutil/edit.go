@@ -1,0 +1,62 @@
+package cmdutil
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/agents-sandbox/asb/generator"
+	"github.com/agents-sandbox/asb/outer"
+	"github.com/agents-sandbox/asb/runner"
+)
+
+// EditFolder opens the outer folder for a command that changes it (secret,
+// network, mount and port edits, image certs): it takes the folder's lock,
+// the one asb init takes, before it reads anything, so two edits at once
+// never lose one of them, and removes the staging files a killed write
+// left. release drops the lock; call it when the command is done.
+func EditFolder(ctx context.Context, f *Factory, dirFlag, what string) (fo *outer.Folder, release func(), err error) {
+	dir, err := FolderDir(f.Getwd, dirFlag)
+	if err != nil {
+		return nil, nil, err
+	}
+	lock, err := runner.LockFolder(ctx, dir, what, f.IO.ErrOut)
+	if err != nil {
+		return nil, nil, err
+	}
+	CleanStaging(dir, f.IO.ErrOut)
+	fo, err = outer.Open(dir, outer.Options{Getenv: f.Getenv, Agents: Agents(f)})
+	if err != nil {
+		lock.Release()
+		return nil, nil, err
+	}
+	return fo, lock.Release, nil
+}
+
+// CleanStaging removes, from the outer folder dir, the staging files a
+// killed asb left (they may hold secrets.env's values), saying so on w.
+// The caller holds the folder's lock.
+func CleanStaging(dir string, w io.Writer) {
+	removed, err := generator.CleanStaging(dir)
+	if err != nil {
+		fmt.Fprintf(w, "asb: warning: could not remove the staging files a killed asb left: %v\n", err)
+		return
+	}
+	if len(removed) > 0 {
+		fmt.Fprintf(w, "asb: removed %d staging file(s) a killed asb left: %s\n", len(removed), strings.Join(removed, ", "))
+	}
+}
+
+// CleanStaleStaging is CleanStaging for a command that does not change the
+// folder (validate, boundary, task): it cleans only when no other asb holds
+// the folder's lock (a live write's staging files are its own), and never
+// waits.
+func CleanStaleStaging(dir string, w io.Writer) {
+	lock, err := runner.TryLockFolder(dir, "removing staging files")
+	if err != nil || lock == nil {
+		return
+	}
+	defer lock.Release()
+	CleanStaging(dir, w)
+}
