@@ -148,7 +148,6 @@ func stageTemp(r *folderfs.Root, dst string, data []byte, mode fs.FileMode, sync
 	return name, nil
 }
 
-
 func foldersOf(files []PendingFile) []string {
 	seen := map[string]bool{}
 	var out []string
