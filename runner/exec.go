@@ -41,8 +41,16 @@ func (e *ToolError) Unwrap() error { return e.Err }
 // Output runs name with args in dir and returns its standard output. On
 // failure the error carries the exit code and standard error.
 func Output(ctx context.Context, dir, name string, args ...string) ([]byte, error) {
+	return OutputEnv(ctx, dir, nil, name, args...)
+}
+
+// OutputEnv is Output with env added to this process's environment.
+func OutputEnv(ctx context.Context, dir string, env []string, name string, args ...string) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Dir = dir
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	dieWithParent(cmd)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

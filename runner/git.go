@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/agents-sandbox/asb/schema"
 )
 
 // Git is the git CLI.
@@ -20,9 +22,15 @@ func (g Git) bin() string {
 	return g.Bin
 }
 
+// output runs git with args in dir, with the options and environment that
+// keep a repository's own config from running programs (schema.GitArgs).
+func (g Git) output(ctx context.Context, dir string, args ...string) ([]byte, error) {
+	return OutputEnv(ctx, dir, schema.GitEnv, g.bin(), schema.GitArgs(args...)...)
+}
+
 // Init makes dir a new repository (no commit).
 func (g Git) Init(ctx context.Context, dir string) error {
-	if _, err := Output(ctx, dir, g.bin(), "init", "--quiet"); err != nil {
+	if _, err := g.output(ctx, dir, "init", "--quiet"); err != nil {
 		return fmt.Errorf("git init %s: %w", dir, err)
 	}
 	return nil
@@ -31,7 +39,7 @@ func (g Git) Init(ctx context.Context, dir string) error {
 // Clone clones src (a URL or a local path) into dst, which must not exist
 // or be empty.
 func (g Git) Clone(ctx context.Context, src, dst string) error {
-	if _, err := Output(ctx, filepath.Dir(dst), g.bin(), "clone", "--quiet", "--", src, dst); err != nil {
+	if _, err := g.output(ctx, filepath.Dir(dst), "clone", "--quiet", "--", src, dst); err != nil {
 		return fmt.Errorf("clone %s: %w", src, err)
 	}
 	return nil
@@ -50,7 +58,7 @@ func (g Git) IsRepo(ctx context.Context, dir string) bool {
 	if !IsRepoRoot(dir) {
 		return false
 	}
-	out, err := Output(ctx, dir, g.bin(), "rev-parse", "--show-toplevel")
+	out, err := g.output(ctx, dir, "rev-parse", "--show-toplevel")
 	if err != nil {
 		return false
 	}
@@ -92,7 +100,7 @@ func (g Git) TrackedFiles(ctx context.Context, dir string) []string {
 	if !IsRepoRoot(dir) {
 		return nil // no repository, no history (and no git process to start)
 	}
-	out, err := Output(ctx, dir, g.bin(), "ls-tree", "--name-only", "HEAD")
+	out, err := g.output(ctx, dir, "ls-tree", "--name-only", "HEAD")
 	if err != nil {
 		return nil
 	}

@@ -20,15 +20,15 @@ func (g Git) Origin(ctx context.Context, dir string) (o schema.WorkspaceOrigin, 
 	if !IsRepoRoot(dir) {
 		return o, false
 	}
-	url, err := Output(ctx, dir, g.bin(), "config", "--get", "remote.origin.url")
+	url, err := g.output(ctx, dir, "config", "--get", "remote.origin.url")
 	if err != nil || len(bytes.TrimSpace(url)) == 0 {
 		return o, false
 	}
 	o.URL = strings.TrimSpace(string(url))
-	if b, err := Output(ctx, dir, g.bin(), "symbolic-ref", "--quiet", "--short", "HEAD"); err == nil {
+	if b, err := g.output(ctx, dir, "symbolic-ref", "--quiet", "--short", "HEAD"); err == nil {
 		o.Branch = strings.TrimSpace(string(b))
 	}
-	if c, err := Output(ctx, dir, g.bin(), "rev-parse", "--verify", "--quiet", "HEAD"); err == nil {
+	if c, err := g.output(ctx, dir, "rev-parse", "--verify", "--quiet", "HEAD"); err == nil {
 		o.Commit = strings.TrimSpace(string(c))
 	}
 	return o, true
@@ -42,10 +42,10 @@ func (g Git) CloneAt(ctx context.Context, o schema.WorkspaceOrigin, dst string) 
 	if o.Branch != "" {
 		args = append(args, "--branch", o.Branch)
 	}
-	if _, err := Output(ctx, filepath.Dir(dst), g.bin(), append(args, "--", o.URL, dst)...); err != nil {
+	if _, err := g.output(ctx, filepath.Dir(dst), append(args, "--", o.URL, dst)...); err != nil {
 		return "", fmt.Errorf("clone %s: %w", o.URL, err)
 	}
-	head, _ := Output(ctx, dst, g.bin(), "rev-parse", "HEAD")
+	head, _ := g.output(ctx, dst, "rev-parse", "HEAD")
 	return strings.TrimSpace(string(head)), nil
 }
 
@@ -65,8 +65,9 @@ func (g Git) MergeFile(ctx context.Context, ours, base, theirs []byte, labels [3
 			return nil, 0, err
 		}
 	}
-	cmd := exec.CommandContext(ctx, g.bin(), "merge-file", "-p",
-		"-L", labels[0], "-L", labels[1], "-L", labels[2], paths[0], paths[1], paths[2])
+	cmd := exec.CommandContext(ctx, g.bin(), schema.GitArgs("merge-file", "-p",
+		"-L", labels[0], "-L", labels[1], "-L", labels[2], paths[0], paths[1], paths[2])...)
+	cmd.Env = append(os.Environ(), schema.GitEnv...)
 	var out, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &stderr
 	err = cmd.Run()
@@ -95,8 +96,9 @@ func (g Git) Diff(ctx context.Context, path string, a, b []byte) (string, error)
 	if err := os.WriteFile(pb, b, 0o600); err != nil {
 		return "", err
 	}
-	cmd := exec.CommandContext(ctx, g.bin(), "diff", "--no-index", "--no-color", "--src-prefix=", "--dst-prefix=", "--", "a", "b")
+	cmd := exec.CommandContext(ctx, g.bin(), schema.GitArgs("diff", "--no-index", "--no-ext-diff", "--no-color", "--src-prefix=", "--dst-prefix=", "--", "a", "b")...)
 	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), schema.GitEnv...)
 	out, err := cmd.Output()
 	var ee *exec.ExitError
 	if err != nil && !(errors.As(err, &ee) && ee.ExitCode() == 1) {

@@ -68,8 +68,8 @@ func (c *checker) parseEnv(data []byte) {
 }
 
 func (c *checker) git(args ...string) (int, error) {
-	cmd := exec.CommandContext(c.ctx, "git", append([]string{"-C", c.dir}, args...)...)
-	cmd.Env = append(os.Environ(), "GIT_OPTIONAL_LOCKS=0")
+	cmd := exec.CommandContext(c.ctx, "git", GitArgs(append([]string{"-C", c.dir}, args...)...)...)
+	cmd.Env = append(os.Environ(), GitEnv...)
 	err := cmd.Run()
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {

@@ -22,12 +22,14 @@ import (
 	"github.com/agents-sandbox/asb/cmd/asb/internal/cmdutil"
 	"github.com/agents-sandbox/asb/cmd/asb/internal/root"
 	"github.com/agents-sandbox/asb/internal/testkit/fakehost"
+	"github.com/agents-sandbox/asb/internal/testkit/fakes"
 	"github.com/agents-sandbox/asb/runner/engine"
 )
 
 // TestMain makes the test binary double as asb: scripts run `asb …` (or
 // `exec asb …`) and get the real command tree, in a child process.
 func TestMain(m *testing.M) {
+	fakes.Dispatch() // run as msb, docker or podman: the stand-ins (see cmdFakes)
 	testscript.Main(m, map[string]func(){
 		"asb": func() {
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -100,6 +102,9 @@ func Setup(env *testscript.Env) error {
 //	mode PATH PERM      PATH's permission bits are PERM (octal, e.g. 0600)
 //	tree DIR            print every entry under DIR (type, mode, size, sha256)
 //	                    to stdout, for `cp stdout before` / `cmp stdout before`
+//	fakes DIR           link the stand-in msb, docker and podman into DIR
+//	                    (put DIR first on PATH; their state goes to
+//	                    $ASB_FAKE_STATE, calls.log lists every call)
 //	errline REGEXP      the last command's stderr is exactly one line,
 //	                    "asb: …", matching REGEXP, with no panic or trace
 func ScriptCmds() map[string]func(ts *testscript.TestScript, neg bool, args []string) {
@@ -107,6 +112,7 @@ func ScriptCmds() map[string]func(ts *testscript.TestScript, neg bool, args []st
 		"mode":    cmdMode,
 		"tree":    cmdTree,
 		"errline": cmdErrline,
+		"fakes":   cmdFakes,
 	}
 }
 
@@ -187,4 +193,15 @@ func cmdErrline(ts *testscript.TestScript, neg bool, args []string) {
 	if !re.MatchString(lines[0]) {
 		ts.Fatalf("stderr %q does not match %q", lines[0], args[0])
 	}
+}
+
+// cmdFakes links the stand-ins into a folder: the test binary itself, which
+// runs as the stand-in its name says (TestMain's fakes.Dispatch).
+func cmdFakes(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: fakes DIR")
+	}
+	self, err := os.Executable()
+	ts.Check(err)
+	ts.Check(fakes.Link(self, ts.MkAbs(args[0])))
 }

@@ -75,10 +75,14 @@ func Run(ctx context.Context, spec runner.EngineSpec, stdio Stdio) (err error) {
 			err = redactedError{err: err, msg: redact(err.Error(), secrets)}
 		}
 	}()
-	if spec.List || spec.Summary != "" || spec.Dry {
-		// Nothing runs: what go-task prints can all go through a redactor
-		// (a command's terminal never does).
+	looking := spec.List || spec.Summary != "" || spec.Dry
+	if looking {
+		// Nothing runs (looking.go): what go-task prints can all go through
+		// a redactor (a command's terminal never does).
 		if tf, rerr := readAST(spec.Dir); rerr == nil {
+			if why := lookRefusal(tf); why != "" {
+				return errors.New(why)
+			}
 			_, secrets = secretsOf(spec.Dir, tf)
 		}
 		out, errOut := newRedactor(stdio.Out, secrets), newRedactor(stdio.Err, secrets)
@@ -92,6 +96,9 @@ func Run(ctx context.Context, spec runner.EngineSpec, stdio Stdio) (err error) {
 	})
 	if err != nil {
 		return err
+	}
+	if looking {
+		disarm(tasks.e.Taskfile)
 	}
 	if spec.List {
 		return tasks.List()

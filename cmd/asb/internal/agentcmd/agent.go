@@ -75,6 +75,9 @@ func runAdd(ctx context.Context, o *Options) error {
 		return err
 	}
 	defer lock.Release()
+	if !o.DryRun {
+		defer cmdutil.KeepApproval(o.Factory, dir)()
+	}
 	u, err := outer.PlanChange(ctx, dir, o.Factory.Templates, o.Factory.Version, o.Git, func(a *schema.InitOptions) error {
 		if a.Agent == o.Name || slices.Contains(a.Also, o.Name) {
 			return fmt.Errorf("%s is in this outer folder already (asb task agent:%s starts it)", o.Name, o.Name)

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agents-sandbox/asb/cmd/asb/internal/cmdutil"
+	"github.com/agents-sandbox/asb/outer"
 )
 
 // Options are the parsed command line of `asb boundary`.
@@ -64,11 +65,35 @@ func Run(o *Options) error {
 		return err
 	}
 	b := f.Summarize()
+	appr := approval(o.Factory, f.Dir)
 	if o.Format == "json" {
 		enc := json.NewEncoder(o.Factory.IO.Out)
 		enc.SetIndent("", "  ")
-		return enc.Encode(b)
+		return enc.Encode(struct {
+			*outer.Boundary
+			Approval Approval `json:"approval"`
+		}{b, appr})
 	}
 	b.Print(o.Factory.IO.Out)
+	w := o.Factory.IO.Out
+	if appr.Trusted {
+		fmt.Fprintf(w, "\nApproval: asb task runs this folder: %s.\n", appr.Why)
+	} else {
+		fmt.Fprintf(w, "\nApproval: not approved: %s. asb task runs nothing of it (not its Taskfile, configs or image) until asb trust; asb trust --show shows how it differs from asb's render.\n", appr.Why)
+	}
 	return nil
+}
+
+// Approval is whether asb task runs the folder as it is (outer.CheckTrust).
+type Approval struct {
+	Trusted bool   `json:"trusted"`
+	Why     string `json:"why"`
+}
+
+func approval(f *cmdutil.Factory, dir string) Approval {
+	v, err := outer.CheckTrust(dir, f.Templates, f.Getenv)
+	if err != nil {
+		return Approval{Why: err.Error()}
+	}
+	return Approval{Trusted: v.Trusted, Why: v.Why}
 }

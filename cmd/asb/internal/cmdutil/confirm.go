@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 )
 
@@ -15,4 +16,15 @@ func Confirm(r *bufio.Reader, w io.Writer, question string) (bool, error) {
 	line, err := r.ReadString('\n')
 	a := strings.ToLower(strings.TrimSpace(line))
 	return a == "y" || a == "yes", err
+}
+
+// IsTerminal reports whether r is a terminal: a question can be asked
+// there (a pipe, a file or a CI runner's input never answers).
+func IsTerminal(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }

@@ -31,7 +31,24 @@ func EditFolder(ctx context.Context, f *Factory, dirFlag, what string) (fo *oute
 		lock.Release()
 		return nil, nil, err
 	}
-	return fo, lock.Release, nil
+	keep := KeepApproval(f, dir)
+	return fo, func() { keep(); lock.Release() }, nil
+}
+
+// KeepApproval notes whether the outer folder dir is trusted before an edit
+// asb makes for the user; the returned func, called after the edit, keeps
+// it approved with its new content (outer.ApproveEdit). A folder that was
+// not trusted stays so: an edit approves nothing.
+func KeepApproval(f *Factory, dir string) func() {
+	before, err := outer.CheckTrust(dir, f.Templates, f.Getenv)
+	if err != nil || !before.Trusted {
+		return func() {}
+	}
+	return func() {
+		if err := outer.ApproveEdit(dir, before, f.Getenv); err != nil {
+			fmt.Fprintf(f.IO.ErrOut, "asb: warning: the folder changed but its approval was not recorded (asb trust records it): %v\n", err)
+		}
+	}
 }
 
 // CleanStaging removes, from the outer folder dir, the staging files a

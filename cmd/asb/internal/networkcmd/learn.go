@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strings"
 	"time"
@@ -216,7 +215,7 @@ func (o *LearnOptions) accept(hosts []string) (accepted []string, asked bool) {
 	}
 	isTerm := o.IsTerminal
 	if isTerm == nil {
-		isTerm = func() bool { return isTerminal(o.Factory.IO.In) }
+		isTerm = func() bool { return cmdutil.IsTerminal(o.Factory.IO.In) }
 	}
 	if !isTerm() {
 		return nil, false
@@ -234,15 +233,6 @@ func (o *LearnOptions) accept(hosts []string) (accepted []string, asked bool) {
 		}
 	}
 	return accepted, true
-}
-
-func isTerminal(r io.Reader) bool {
-	f, ok := r.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
 // allowLearned adds the accepted hosts as asb network allow does, and says

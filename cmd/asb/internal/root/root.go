@@ -26,6 +26,7 @@ import (
 	"github.com/agents-sandbox/asb/cmd/asb/internal/secretcmd"
 	"github.com/agents-sandbox/asb/cmd/asb/internal/synccmd"
 	"github.com/agents-sandbox/asb/cmd/asb/internal/taskcmd"
+	"github.com/agents-sandbox/asb/cmd/asb/internal/trustcmd"
 	"github.com/agents-sandbox/asb/cmd/asb/internal/updatecmd"
 	"github.com/agents-sandbox/asb/cmd/asb/internal/validatecmd"
 	"github.com/agents-sandbox/asb/cmd/asb/internal/versioncmd"
@@ -98,6 +99,7 @@ microVM. The agent sees only the files, credentials and network you list in an
 		agentscmd.NewCmd(f),
 		agentcmd.NewCmd(f),
 		synccmd.NewCmd(f),
+		trustcmd.NewCmd(f),
 		updatecmd.NewCmd(f),
 		versioncmd.NewCmd(f),
 		reapcmd.NewCmd(f),

@@ -4,6 +4,7 @@ package synccmd
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/spf13/cobra"
 
@@ -55,5 +56,24 @@ func Run(ctx context.Context, o *Options) error {
 	}
 	defer lock.Release()
 	cmdutil.CleanStaging(dir, o.Factory.IO.ErrOut)
-	return outer.Sync(ctx, dir, o.Git, outer.Options{Getenv: o.Factory.Getenv, Agents: cmdutil.Agents(o.Factory)}, o.Factory.IO.Out)
+	if err := outer.Sync(ctx, dir, o.Git, outer.Options{Getenv: o.Factory.Getenv, Agents: cmdutil.Agents(o.Factory)}, o.Factory.IO.Out); err != nil {
+		return err
+	}
+	return showTrust(ctx, o, dir)
+}
+
+// showTrust says whether asb task will run this clone as it is, and if not,
+// how it differs from what asb renders from its record.
+func showTrust(ctx context.Context, o *Options, dir string) error {
+	v, err := outer.CheckTrust(dir, o.Factory.Templates, o.Factory.Getenv)
+	if err != nil {
+		return err
+	}
+	w := o.Factory.IO.Out
+	if v.Trusted {
+		fmt.Fprintf(w, "\nTrusted: %s.\n", v.Why)
+		return nil
+	}
+	fmt.Fprintf(w, "\nNot approved: %s. asb task runs nothing of it until you have read this and run asb trust:\n\n", v.Why)
+	return v.PrintDiff(ctx, w, o.Git)
 }

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -25,6 +26,8 @@ type Options struct {
 	LookPath   func(string) (string, error) // nil: exec.LookPath
 	Engine     func(context.Context, runner.EngineSpec, *cmdutil.IOStreams) error
 	Exec       func(argv, env []string, dir string) error
+	Templates  fs.FS       // asb's templates: what a trusted folder renders from
+	IsTerminal func() bool // whether a question can be asked on IO.In
 
 	Dir     string
 	Tasks   []string
@@ -40,7 +43,8 @@ type Options struct {
 
 // NewCmd returns `asb task`.
 func NewCmd(f *cmdutil.Factory) *cobra.Command {
-	opts := &Options{IO: f.IO, Getwd: f.Getwd, Getenv: f.Getenv, Executable: f.Executable, Now: f.Now, Engine: f.Engine, Exec: f.Exec}
+	opts := &Options{IO: f.IO, Getwd: f.Getwd, Getenv: f.Getenv, Executable: f.Executable, Now: f.Now, Engine: f.Engine, Exec: f.Exec,
+		Templates: f.Templates, IsTerminal: func() bool { return cmdutil.IsTerminal(f.IO.In) }}
 	cmd := &cobra.Command{
 		Use:     "task [TASK...] [-- ARGS...]",
 		Short:   "Run tasks of the outer folder's Taskfile (build, load, create, start, attach)",
@@ -95,6 +99,11 @@ func Run(ctx context.Context, o *Options) error {
 		}
 		spec.List = true
 		return o.Engine(ctx, spec, o.IO)
+	}
+	if !o.Dry && o.Summary == "" {
+		if err := gate(ctx, o, dir); err != nil {
+			return err
+		}
 	}
 	tf, err := runner.ReadTaskfile(dir)
 	if err != nil {

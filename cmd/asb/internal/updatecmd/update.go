@@ -58,11 +58,19 @@ func Run(ctx context.Context, o *Options) error {
 		return err
 	}
 	defer lock.Release()
+	if !o.DryRun {
+		defer cmdutil.KeepApproval(o.Factory, dir)()
+	}
 	u, err := outer.PlanUpdate(ctx, dir, o.Factory.Templates, o.Factory.Version, o.Git)
 	if err != nil {
 		return err
 	}
 	w := o.Factory.IO.Out
+	if v, err := outer.CheckTrust(dir, o.Factory.Templates, o.Factory.Getenv); err == nil && !v.Trusted {
+		// An update keeps your edits, and so keeps whatever a commit put
+		// there: say so, rather than "nothing to update" alone.
+		fmt.Fprintf(w, "Not approved: %s; asb trust --show shows how it differs, and asb task runs nothing until asb trust.\n\n", v.Why)
+	}
 	if len(u.Steps) == 0 {
 		fmt.Fprintln(w, "Nothing to update: every file is what this asb's templates make (with your edits).")
 		if u.Changed() && !o.DryRun {

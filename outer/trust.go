@@ -1,0 +1,272 @@
+package outer
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"path"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/agents-sandbox/asb/generator"
+	"github.com/agents-sandbox/asb/internal/folderfs"
+	"github.com/agents-sandbox/asb/runner"
+	"github.com/agents-sandbox/asb/schema"
+)
+
+// Trust: a cloned outer folder is input from whoever can push to its
+// repository. What asb runs or hands to msb from it — the Taskfile, the
+// VM's and the secrets' configs, the image's build context, the workspace's
+// origin — runs only once this user has approved that content (as direnv's
+// allow and mise's trust do), or when it is exactly what asb itself renders
+// from the folder's recorded answers. Approvals live in the user's state
+// folder (approvals.go), never in the repository, so a commit cannot
+// approve itself.
+
+// TrustSet is the content of an outer folder that asb runs or hands on.
+type TrustSet struct {
+	Files  map[string][]byte // relative path → content
+	Origin string            // the workspace's recorded origin: URL and branch
+}
+
+// toolchainDir is the image's build context.
+const toolchainDir = "toolchain"
+
+// untrusted are the top-level files outside the trust set: the user's own
+// values, text nobody runs, and the record (its answers are what the render
+// is made from, and its origin is in the set on its own).
+var untrusted = []string{SecretsEnvFile, "README.md", ".gitignore", schema.RecordFile}
+
+// ReadTrustSet reads the trust set of dir: every plain file at the top of
+// the folder but the untrusted ones, every file under toolchain/ but the
+// host's CA copies asb writes there, and the workspace origin in asb.yaml. A link among them,
+// or a special file, is an error: asb would not know what it runs.
+func ReadTrustSet(dir string) (*TrustSet, error) {
+	root, err := folderfs.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	s := &TrustSet{Files: map[string][]byte{}}
+	entries, err := fs.ReadDir(root.FS(), ".")
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range entries {
+		name := e.Name()
+		switch {
+		case name == toolchainDir:
+			if err := s.readTree(root, toolchainDir); err != nil {
+				return nil, err
+			}
+		case e.IsDir(), slices.Contains(untrusted, name):
+		default:
+			if err := s.readFile(root, name, e); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if rec, err := schema.ReadRecord(dir); err == nil {
+		s.Origin = strings.TrimSpace(rec.Workspace.URL + " " + rec.Workspace.Branch)
+	}
+	return s, nil
+}
+
+func (s *TrustSet) readTree(root *folderfs.Root, top string) error {
+	return fs.WalkDir(root.FS(), top, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() || strings.HasPrefix(p, CertsDir+"/"+HostCertPrefix) {
+			return nil
+		}
+		return s.readFile(root, p, d)
+	})
+}
+
+func (s *TrustSet) readFile(root *folderfs.Root, rel string, d fs.DirEntry) error {
+	if !d.Type().IsRegular() {
+		return fmt.Errorf("%s is not a plain file (a link or a device): asb runs no folder whose Taskfile, configs or image it cannot read as they are; replace it with a file", rel)
+	}
+	b, err := root.ReadFile(rel, schema.MaxFileSize)
+	if err != nil {
+		return folderfs.Explain(rel, err)
+	}
+	s.Files[rel] = b
+	return nil
+}
+
+// Hash is the digest an approval is keyed by.
+func (s *TrustSet) Hash() string {
+	h := sha256.New()
+	for _, name := range s.names() {
+		fmt.Fprintf(h, "%d:%s\n%d:", len(name), name, len(s.Files[name]))
+		h.Write(s.Files[name])
+	}
+	fmt.Fprintf(h, "origin:%s", s.Origin)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+func (s *TrustSet) names() []string {
+	names := make([]string, 0, len(s.Files))
+	for n := range s.Files {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// consentMark starts the comments by which a folder widens its boundary
+// (# asb: allow-home): never trusted without the user's own approval.
+const consentMark = "asb: allow"
+
+// RenderTrustSet is the trust set asb renders from dir's recorded answers
+// (asb.yaml) with the templates of tree.
+func RenderTrustSet(dir string, tree fs.FS) (*TrustSet, error) {
+	rec, err := schema.ReadRecord(dir)
+	if err != nil {
+		return nil, err
+	}
+	opts := rec.Answers
+	opts.Record = &schema.Record{Workspace: rec.Workspace}
+	plan, err := generator.Render(tree, opts)
+	if err != nil {
+		return nil, fmt.Errorf("render the templates with the answers of %s: %w", schema.RecordFile, err)
+	}
+	s := &TrustSet{Files: map[string][]byte{}, Origin: strings.TrimSpace(rec.Workspace.URL + " " + rec.Workspace.Branch)}
+	for _, f := range plan.Files {
+		top := !strings.Contains(f.Path, "/")
+		if f.Dir || slices.Contains(untrusted, f.Path) ||
+			!(top || strings.HasPrefix(f.Path, toolchainDir+"/")) {
+			continue
+		}
+		s.Files[f.Path] = f.Content
+	}
+	return s, nil
+}
+
+// Same reports whether s and o hold the same content.
+func (s *TrustSet) Same(o *TrustSet) bool { return o != nil && s.Hash() == o.Hash() }
+
+// widens reports whether the set carries a consent comment.
+func (s *TrustSet) widens() bool {
+	for _, b := range s.Files {
+		if bytes.Contains(b, []byte(consentMark)) {
+			return true
+		}
+	}
+	return false
+}
+
+// Verdict is whether an outer folder may run, and why.
+type Verdict struct {
+	Trusted bool
+	Why     string     // "approved by you", "asb's own render of asb.yaml", or what is wrong
+	Set     *TrustSet  // the folder's
+	Render  *TrustSet  // asb's render, when it could be made
+	Store   *Approvals // where approvals are kept
+}
+
+// CheckTrust judges the outer folder dir: approved by this user for this
+// content, or identical to asb's render of its answers (and widening
+// nothing), or neither.
+func CheckTrust(dir string, tree fs.FS, getenv func(string) string) (*Verdict, error) {
+	set, err := ReadTrustSet(dir)
+	if err != nil {
+		return nil, err
+	}
+	store, serr := ApprovalStore(getenv)
+	v := &Verdict{Set: set, Store: store}
+	if serr == nil && store.Approved(dir, set.Hash()) {
+		v.Trusted, v.Why = true, "approved by you (asb trust)"
+		return v, nil
+	}
+	render, rerr := RenderTrustSet(dir, tree)
+	v.Render = render
+	switch {
+	case rerr != nil:
+		v.Why = "asb cannot render it from its record: " + rerr.Error()
+	case set.Same(render) && !set.widens():
+		v.Trusted, v.Why = true, "asb's own render of "+schema.RecordFile
+		if serr == nil {
+			_ = store.Approve(dir, set.Hash()) // the next check is one stat
+		}
+	default:
+		v.Why = "it differs from what asb renders from " + schema.RecordFile + ", and you have not approved this content"
+	}
+	if !v.Trusted && serr != nil {
+		return nil, serr
+	}
+	return v, nil
+}
+
+// PrintDiff writes, file by file, how the folder differs from asb's render
+// (all of the folder's content, when there is no render).
+func (v *Verdict) PrintDiff(ctx context.Context, w io.Writer, git runner.Git) error {
+	render := v.Render
+	if render == nil {
+		render = &TrustSet{Files: map[string][]byte{}}
+	}
+	names := v.Set.names()
+	for _, n := range render.names() {
+		if _, ok := v.Set.Files[n]; !ok {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		ours, theirs := v.Set.Files[n], render.Files[n]
+		if bytes.Equal(ours, theirs) {
+			continue
+		}
+		d, err := git.Diff(ctx, n, theirs, ours)
+		if err != nil {
+			return err
+		}
+		fmt.Fprint(w, d)
+	}
+	if v.Set.Origin != render.Origin {
+		fmt.Fprintf(w, "workspace origin (asb.yaml): %q\n", v.Set.Origin)
+	}
+	return nil
+}
+
+// ApproveEdit keeps an approved folder approved across an edit asb made for
+// the user (secret add, network allow, update): when before was trusted,
+// the content after is approved too. An edit never approves a folder that
+// was not trusted before it.
+func ApproveEdit(dir string, before *Verdict, getenv func(string) string) error {
+	if before == nil || !before.Trusted {
+		return nil
+	}
+	after, err := ReadTrustSet(dir)
+	if err != nil {
+		return err
+	}
+	if after.Same(before.Set) {
+		return nil
+	}
+	return before.Store.Approve(dir, after.Hash())
+}
+
+// NotTrustedError is a folder asb refuses to run.
+type NotTrustedError struct {
+	Dir string
+	Why string
+}
+
+func (e *NotTrustedError) Error() string {
+	return fmt.Sprintf("refused: this outer folder is not approved to run: %s. Look at what it would run (above, or asb trust --show), then approve it with: asb trust -d %s", e.Why, path.Clean(e.Dir))
+}
+
+// IsNotTrusted reports whether err is a NotTrustedError.
+func IsNotTrusted(err error) bool {
+	var nt *NotTrustedError
+	return errors.As(err, &nt)
+}

@@ -1,0 +1,68 @@
+package engine
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/go-task/task/v3/taskfile/ast"
+)
+
+// Looking (--dry, --list, --summary) reads the Taskfile and runs nothing of
+// it: a cloned folder's Taskfile is someone else's code until its user has
+// approved it, and even then looking at it must not run it. go-task itself
+// would run `sh:` variables to print a dry run's commands, read `dotenv:`
+// files, and check preconditions; the engine disarms all of that first.
+
+// lookRefusal says why a Taskfile cannot be looked at without running some
+// of it, or "" when it can. go-task reads a top-level dotenv: while it
+// sets up, and to name those files it evaluates every top-level variable,
+// sh: ones included, before the engine can disarm them.
+func lookRefusal(tf *ast.Taskfile) string {
+	if tf == nil || len(tf.Dotenv) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("not shown: Taskfile.yml has a top-level dotenv: (%s), and go-task reads it, running the Taskfile's sh: variables, before it can show anything; asb's Taskfile has none (asb update restores it), and asb task --dry runs nothing of a folder",
+		strings.Join(tf.Dotenv, ", "))
+}
+
+// disarm makes tf safe to look at: every sh: variable becomes the text of
+// its command, shown as "$(sh: …)" where a dry run prints it; dotenv: files
+// are not read; preconditions (commands) are dropped. The tasks' commands
+// are only printed by a dry run, never run.
+func disarm(tf *ast.Taskfile) {
+	disarmVars(tf.Vars)
+	disarmVars(tf.Env)
+	tf.Dotenv = nil
+	if tf.Tasks == nil {
+		return
+	}
+	for t := range tf.Tasks.Values(nil) {
+		for _, vs := range []*ast.Vars{t.Vars, t.Env, t.IncludeVars, t.IncludedTaskfileVars} {
+			disarmVars(vs)
+		}
+		t.Dotenv = nil
+		t.Preconditions = nil
+		for _, c := range t.Cmds {
+			disarmVars(c.Vars)
+		}
+		for _, d := range t.Deps {
+			disarmVars(d.Vars)
+		}
+	}
+}
+
+// disarmVars replaces each sh: variable of vs with its command's text.
+func disarmVars(vs *ast.Vars) {
+	if vs == nil {
+		return
+	}
+	shown := map[string]string{} // collected first: All holds vs's lock
+	for name, v := range vs.All() {
+		if v.Sh != nil {
+			shown[name] = "$(sh: " + *v.Sh + ")"
+		}
+	}
+	for name, text := range shown {
+		vs.Set(name, ast.Var{Value: text})
+	}
+}
