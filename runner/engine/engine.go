@@ -77,18 +77,11 @@ func Run(ctx context.Context, spec runner.EngineSpec, stdio Stdio) (err error) {
 	}()
 	looking := spec.List || spec.Summary != "" || spec.Dry
 	if looking {
-		// Nothing runs (looking.go): what go-task prints can all go through
-		// a redactor (a command's terminal never does).
-		if tf, rerr := readAST(spec.Dir); rerr == nil {
-			if why := lookRefusal(tf); why != "" {
-				return errors.New(why)
-			}
-			_, secrets = secretsOf(spec.Dir, tf)
+		var flush func()
+		if stdio, secrets, flush, err = lookingIO(spec, stdio); err != nil {
+			return err
 		}
-		out, errOut := newRedactor(stdio.Out, secrets), newRedactor(stdio.Err, secrets)
-		defer out.Flush()
-		defer errOut.Flush()
-		stdio.Out, stdio.Err = out, errOut
+		defer flush()
 	}
 	tasks, err := NewTasks(TaskOptions{
 		Dir: spec.Dir, Stdin: stdio.In, Stdout: stdio.Out, Stderr: stdio.Err,

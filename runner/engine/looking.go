@@ -1,9 +1,11 @@
 package engine
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
+	"github.com/agents-sandbox/asb/runner"
 	"github.com/go-task/task/v3/taskfile/ast"
 )
 
@@ -12,6 +14,22 @@ import (
 // approved it, and even then looking at it must not run it. go-task itself
 // would run `sh:` variables to print a dry run's commands, read `dotenv:`
 // files, and check preconditions; the engine disarms all of that first.
+
+// lookingIO prepares a run that only looks: nothing runs, so what go-task
+// prints can all go through a redactor of the secrets' values (a command's
+// terminal never does). A Taskfile that cannot be looked at without running
+// some of it is refused (lookRefusal).
+func lookingIO(spec runner.EngineSpec, stdio Stdio) (_ Stdio, secrets []string, flush func(), err error) {
+	if tf, rerr := readAST(spec.Dir); rerr == nil {
+		if why := lookRefusal(tf); why != "" {
+			return stdio, nil, nil, errors.New(why)
+		}
+		_, secrets = secretsOf(spec.Dir, tf)
+	}
+	out, errOut := newRedactor(stdio.Out, secrets), newRedactor(stdio.Err, secrets)
+	stdio.Out, stdio.Err = out, errOut
+	return stdio, secrets, func() { out.Flush(); errOut.Flush() }, nil
+}
 
 // lookRefusal says why a Taskfile cannot be looked at without running some
 // of it, or "" when it can. go-task reads a top-level dotenv: while it
