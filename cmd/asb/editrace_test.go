@@ -70,8 +70,9 @@ func TestConcurrentEditsKeepEveryEdit(t *testing.T) {
 }
 
 // TestKilledEditsLeaveBeforeOrAfter kills each writing command with SIGKILL
-// at a random moment, 50 times per command: every boundary file is then as
-// it was before the command or as a finished run leaves it, never a mix,
+// at a random moment, 50 times per command: every file of the folder is
+// then as it was before the command or as a finished run leaves it, never a
+// mix (or a half-written file),
 // and after the next asb command no staging file (which may hold
 // secrets.env's values) is left.
 func TestKilledEditsLeaveBeforeOrAfter(t *testing.T) {
@@ -82,11 +83,18 @@ func TestKilledEditsLeaveBeforeOrAfter(t *testing.T) {
 		{"network", "allow", "kill.example.com"},
 		{"port", "add", "21000:8000"},
 		{"mount", "add", "SUB", "/data/sub", "--ro"},
+		{"agent", "add", "codex"},
+		{"sync"},
 	} {
-		t.Run(args[0]+"_"+args[1], func(t *testing.T) {
+		t.Run(strings.Join(args[:min(2, len(args))], "_"), func(t *testing.T) {
 			before := editFolder(t, asb)
 			if err := os.MkdirAll(filepath.Join(before, "workspace", "sub"), 0o755); err != nil {
 				t.Fatal(err)
+			}
+			if args[0] == "sync" { // a fresh clone: no secrets.env yet
+				if err := os.Remove(filepath.Join(before, "secrets.env")); err != nil {
+					t.Fatal(err)
+				}
 			}
 			after := filepath.Join(t.TempDir(), "after")
 			copyTree(t, before, after)
@@ -107,7 +115,7 @@ func TestKilledEditsLeaveBeforeOrAfter(t *testing.T) {
 				time.Sleep(time.Duration(rng.IntN(span)) * time.Microsecond)
 				_ = cmd.Process.Kill()
 				_ = cmd.Wait()
-				for _, name := range []string{"sandbox.yaml", "secrets.yaml", "secrets.env"} {
+				for _, name := range filesOf(t, before, after) {
 					got := readOr(t, dir, name)
 					b, a := readOr(t, before, name), readOr(t, after, name)
 					if got != b && got != a {
@@ -125,7 +133,7 @@ func TestKilledEditsLeaveBeforeOrAfter(t *testing.T) {
 				}
 				assertNoStaging(t, dir)
 			}
-			t.Logf("of the boundary files of 50 killed runs, %d were written, %d untouched", written, untouched)
+			t.Logf("of the files of 50 killed runs, %d were written, %d untouched", written, untouched)
 			if written == 0 || untouched == 0 {
 				t.Error("every kill landed on the same side of the write: the test proves nothing (tune the delays)")
 			}
@@ -140,6 +148,31 @@ func withSub(args []string, dir string) []string {
 		if a == "SUB" {
 			out[i] = filepath.Join(dir, "workspace", "sub")
 		}
+	}
+	return out
+}
+
+// filesOf lists the files of the folders (relative; asb's runtime state in
+// .asb/ aside), each once.
+func filesOf(t *testing.T, dirs ...string) []string {
+	t.Helper()
+	seen := map[string]bool{}
+	var out []string
+	for _, dir := range dirs {
+		_ = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			rel, _ := filepath.Rel(dir, p)
+			if d.IsDir() && (rel == ".asb" || d.Name() == ".git") {
+				return filepath.SkipDir
+			}
+			if !d.IsDir() && !seen[rel] {
+				seen[rel] = true
+				out = append(out, rel)
+			}
+			return nil
+		})
 	}
 	return out
 }
