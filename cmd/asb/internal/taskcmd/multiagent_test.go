@@ -24,6 +24,7 @@ func TestAgentAddRunsBothInOneVM(t *testing.T) {
 	if err := os.WriteFile(sb, []byte(strings.Replace(string(raw), "cpus: 2", "cpus: 3 # mine", 1)), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	s.approve() // as asb trust does after an edit by hand
 	out := mustRun(t, s, "agent", "add", "codex")
 	for _, want := range []string{"merged        sandbox.yaml", "created       codex/config.toml", "asb task agent:codex"} {
 		if !strings.Contains(out, want) {

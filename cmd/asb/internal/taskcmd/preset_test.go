@@ -49,6 +49,7 @@ func TestPresetFromTestdata(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := newSandboxFrom(t, tree, generator.DefaultOptions("toy", "demo"))
+	s.approve() // a preset asb does not ship renders nothing asb trusts by itself
 	t.Setenv("TOY_API_KEY", "canary-toy-key-0c4e")
 	probs := schema.CheckDir(s.dir, schema.CheckOptions{Getenv: os.Getenv, Agents: []schema.Agent{toy}})
 	for _, p := range probs {

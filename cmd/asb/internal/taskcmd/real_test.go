@@ -217,6 +217,7 @@ func TestTerminalReachesTheCommand(t *testing.T) {
 	if err := os.WriteFile(tf, append(raw, extra...), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	s.approve() // as asb trust does after an edit by hand
 	cmd := exec.Command(script, "-qec", generator.ShellQuote(asb)+" task --silent ttycheck", "/dev/null")
 	cmd.Dir = s.dir
 	out, err := cmd.CombinedOutput()

@@ -18,6 +18,7 @@ import (
 	"github.com/agents-sandbox/asb/internal/testkit/fakehost"
 	"github.com/agents-sandbox/asb/internal/testkit/fakes"
 	"github.com/agents-sandbox/asb/internal/testkit/testenv"
+	"github.com/agents-sandbox/asb/outer"
 	"github.com/agents-sandbox/asb/runner"
 	"github.com/agents-sandbox/asb/runner/engine"
 	"github.com/agents-sandbox/asb/schema"
@@ -100,6 +101,27 @@ func newSandboxFrom(t testing.TB, tree fs.FS, opts schema.InitOptions) *sandbox 
 	t.Setenv("OPENCODE_API_KEY", "canary-opencode-key-5f1d")
 	t.Setenv("HOME", filepath.Join(base, "home"))
 	return s
+}
+
+// approve records the user's approval of the folder as it is now (asb
+// trust): a test that edits the Taskfile or a config by hand approves it, as
+// its user would, before asb task runs it.
+func (s *sandbox) approve() {
+	s.t.Helper()
+	approveDir(s.t, s.dir)
+}
+
+func approveDir(t testing.TB, dir string) {
+	t.Helper()
+	v, err := outer.CheckTrust(dir, templates.FS, os.Getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !v.Trusted {
+		if err := v.Store.Approve(dir, v.Set.Hash()); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 // run runs `asb ARGS` in the outer folder (or sub, relative to it) and
@@ -261,6 +283,7 @@ func TestEditsRedoWhatDependsOnThem(t *testing.T) {
 	if err := os.WriteFile(df, append(raw, []byte("RUN echo changed\n")...), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	s.approve() // as asb trust does after an edit by hand
 	mustRun(t, s, "task", "agent")
 	got := summary(s.calls())
 	for _, w := range []string{"docker build", "docker save", "msb load", "msb create", "msb exec"} {
@@ -281,6 +304,7 @@ func TestEditsRedoWhatDependsOnThem(t *testing.T) {
 	if err := os.WriteFile(sb, bytes.Replace(raw, []byte("cpus: 2"), []byte("cpus: 3"), 1), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	s.approve() // as asb trust does after an edit by hand
 	mustRun(t, s, "task", "agent")
 	got = summary(s.calls())
 	if !slices.Contains(got, "msb create") {
@@ -402,6 +426,7 @@ func TestBrokenTaskfileNamesFileAndLine(t *testing.T) {
 	if err := os.WriteFile(tf, []byte(broken), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	s.approve() // as asb trust does after an edit by hand
 	_, errOut, code := s.run("", "task", "agent")
 	if code == 0 || !strings.Contains(errOut, "Taskfile.yml") || !strings.Contains(errOut, ":") {
 		t.Fatalf("broken Taskfile: exit %d, stderr %q", code, errOut)
@@ -467,6 +492,7 @@ func TestInterruptStopsTheRunningCommand(t *testing.T) {
 	if err := os.WriteFile(tf, append(raw, extra...), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	s.approve() // as asb trust does after an edit by hand
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go func() {
@@ -511,6 +537,7 @@ func TestValidationRefusesBeforeCreate(t *testing.T) {
 	if err := os.WriteFile(sec, []byte(leaked), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	s.approve() // as asb trust does after an edit by hand
 	out, errOut, code := s.run("", "task", "agent")
 	if code == 0 {
 		t.Fatalf("asb task agent with a literal secret succeeded:\n%s\n%s", out, errOut)
