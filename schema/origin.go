@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // The rule for a workspace origin: the repository git clones into
@@ -83,12 +84,18 @@ func CheckTypedOrigin(raw string) (OriginKind, error) {
 	return checkOrigin("--workspace", raw, true)
 }
 
+// lazyRegexp compiles expr on first use: schema is linked by every
+// command, and its start-up is paid by each (docs/init-allowlist.txt).
+func lazyRegexp(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
+}
+
 var (
 	// git reads <transport>::<address> as "run git-remote-<transport>".
-	remoteHelperRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9+.-]*::`)
-	schemeRe       = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9+.-]*)://`)
+	remoteHelperRe = lazyRegexp(`^[A-Za-z0-9][A-Za-z0-9+.-]*::`)
+	schemeRe       = lazyRegexp(`^([A-Za-z][A-Za-z0-9+.-]*)://`)
 	// scp-like: [user@]host:path, with no '/' before the first ':'.
-	scpRe = regexp.MustCompile(`^(?:([^@/:]*)@)?([^@/:]*):(.*)$`)
+	scpRe = lazyRegexp(`^(?:([^@/:]*)@)?([^@/:]*):(.*)$`)
 )
 
 // checkOrigin classifies raw as git would, refusing what asb never clones.
@@ -104,16 +111,16 @@ func checkOrigin(field, raw string, typed bool) (OriginKind, error) {
 		return refuse("holds a control character", fixRemote)
 	case strings.HasPrefix(raw, "-"):
 		return refuse("starts with '-', which git would read as an option", fixRemote)
-	case remoteHelperRe.MatchString(raw):
+	case remoteHelperRe().MatchString(raw):
 		return refuse("names a git remote helper ("+raw[:strings.Index(raw, "::")+2]+"), which runs a program", fixRemote)
 	}
-	if m := schemeRe.FindStringSubmatch(raw); m != nil {
+	if m := schemeRe().FindStringSubmatch(raw); m != nil {
 		return checkSchemeOrigin(raw, strings.ToLower(m[1]), typed, refuse)
 	}
 	if strings.Contains(raw, "::") {
 		return refuse("holds '::', which git may read as a remote helper", fixRemote)
 	}
-	if m := scpRe.FindStringSubmatch(raw); m != nil && !strings.Contains(m[2], "/") {
+	if m := scpRe().FindStringSubmatch(raw); m != nil && !strings.Contains(m[2], "/") {
 		return checkHost(m[1], m[2], refuse)
 	}
 	return OriginLocal, nil
@@ -164,7 +171,7 @@ func checkHost(user, host string, refuse refuseFunc) (OriginKind, error) {
 // redactOrigin is raw with a password or a token user name in it
 // replaced, for messages.
 func redactOrigin(raw string) string {
-	if u, err := url.Parse(raw); err == nil && u.User != nil && schemeRe.MatchString(raw) {
+	if u, err := url.Parse(raw); err == nil && u.User != nil && schemeRe().MatchString(raw) {
 		if _, has := u.User.Password(); has {
 			return u.Redacted()
 		}
@@ -173,7 +180,7 @@ func redactOrigin(raw string) string {
 			return u.String()
 		}
 	}
-	if m := scpRe.FindStringSubmatch(raw); m != nil && LooksRandom(m[1]) {
+	if m := scpRe().FindStringSubmatch(raw); m != nil && LooksRandom(m[1]) {
 		return "xxxxx@" + raw[len(m[1])+1:]
 	}
 	return raw

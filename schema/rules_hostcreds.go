@@ -3,7 +3,6 @@ package schema
 import (
 	"fmt"
 	"math"
-	"regexp"
 	"strconv"
 	"strings"
 	"unicode"
@@ -55,7 +54,7 @@ var (
 
 // CredentialName reports whether a field's name says it holds a credential.
 func CredentialName(name string) bool {
-	for _, w := range nameWords(name) {
+	for _, w := range NameWords(name) {
 		if credentialWords[w] {
 			return true
 		}
@@ -68,9 +67,9 @@ func CredentialName(name string) bool {
 	return false
 }
 
-// nameWords splits apiKey, x-api-key, GITHUB_TOKEN, APIKey into lowercase
-// words.
-func nameWords(name string) []string {
+// NameWords splits a field's name (apiKey, x-api-key, GITHUB_TOKEN,
+// APIKey) into lowercase words.
+func NameWords(name string) []string {
 	var words []string
 	var cur []rune
 	rs := []rune(name)
@@ -103,6 +102,17 @@ func CredentialReference(v string) bool {
 	return v == "" || strings.HasPrefix(v, "{env:") || strings.HasPrefix(v, "{file:") ||
 		strings.HasPrefix(v, "$") || strings.HasPrefix(v, "!") ||
 		(ValidEnvName(v) && strings.ToUpper(v) == v)
+}
+
+// credentialValue reports whether the value of a field whose name says
+// credential holds one: not a reference, and not a short lowercase word
+// (none, oauth, bearer, xxx: a mode or a placeholder, not a secret).
+func credentialValue(v string) bool {
+	v = strings.TrimSpace(v)
+	if CredentialReference(v) {
+		return false
+	}
+	return len(v) >= 8 || strings.IndexFunc(v, func(r rune) bool { return (r < 'a' || r > 'z') && r != '-' }) >= 0
 }
 
 // minRandomSegment is the shortest run of letters and digits that can look
@@ -164,8 +174,8 @@ func entropy(s string) float64 {
 }
 
 var (
-	userinfoRe = regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.-]*://([^/?#@\s"'<>]+)@`)
-	wordRe     = regexp.MustCompile(`[A-Za-z0-9+/=_.~-]+`)
+	userinfoRe = lazyRegexp(`[A-Za-z][A-Za-z0-9+.-]*://([^/?#@\s"'<>]+)@`)
+	wordRe     = lazyRegexp(`[A-Za-z0-9+/=_.~-]+`)
 )
 
 // span is a credential's part of a string.
@@ -178,15 +188,17 @@ type span struct {
 // URL passwords (or token user names), and random-looking words.
 func spansIn(s string) []span {
 	var out []span
-	for _, m := range userinfoRe.FindAllStringSubmatchIndex(s, -1) {
+	for _, m := range userinfoRe().FindAllStringSubmatchIndex(s, -1) {
 		user := s[m[2]:m[3]]
 		if i := strings.IndexByte(user, ':'); i >= 0 {
-			out = append(out, span{m[2] + i + 1, m[3], whyUserinfo})
+			if !CredentialReference(user[i+1:]) {
+				out = append(out, span{m[2] + i + 1, m[3], whyUserinfo})
+			}
 		} else if LooksRandom(user) {
 			out = append(out, span{m[2], m[3], whyURLUser})
 		}
 	}
-	for _, m := range wordRe.FindAllStringIndex(s, -1) {
+	for _, m := range wordRe().FindAllStringIndex(s, -1) {
 		if overlaps(out, m[0], m[1]) || !LooksRandom(s[m[0]:m[1]]) {
 			continue
 		}
@@ -231,7 +243,7 @@ func walkJSON(v *hujson.Value, path []string, key string, out *[]Credential) {
 		}
 		s := t.String()
 		c := Credential{Where: jsonPath(path), Key: key, Path: path, Lit: v}
-		if key != "" && CredentialName(key) && !CredentialReference(s) {
+		if key != "" && CredentialName(key) && credentialValue(s) {
 			c.Why, c.Start, c.End = whyName, 0, len(s)
 			*out = append(*out, c)
 			return
@@ -243,7 +255,7 @@ func walkJSON(v *hujson.Value, path []string, key string, out *[]Credential) {
 	}
 }
 
-var plainKeyRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*$`)
+var plainKeyRe = lazyRegexp(`^[A-Za-z_][A-Za-z0-9_-]*$`)
 
 // jsonPath writes keys as $.a.b[0]["odd key"].
 func jsonPath(path []string) string {
@@ -253,7 +265,7 @@ func jsonPath(path []string) string {
 		switch {
 		case isIndex(p):
 			b.WriteString("[" + p + "]")
-		case plainKeyRe.MatchString(p):
+		case plainKeyRe().MatchString(p):
 			b.WriteString("." + p)
 		default:
 			b.WriteString("[" + strconv.Quote(p) + "]")
@@ -269,7 +281,7 @@ func isIndex(p string) bool {
 
 // keyValueRe finds name: value and name = value pairs in a line of YAML
 // (a Markdown file's front matter), TOML, an env file, or JSON in prose.
-var keyValueRe = regexp.MustCompile(`["']?([A-Za-z0-9_.-]+)["']?\s*[:=]\s*("[^"]*"|'[^']*'|[^\s,}"']+)`)
+var keyValueRe = lazyRegexp(`["']?([A-Za-z0-9_.-]+)["']?\s*[:=]\s*("[^"]*"|'[^']*'|[^\s,}"']+)`)
 
 // CredentialsInText finds the credentials of a text file (YAML, TOML, an
 // env file, Markdown) line by line; they are named by line. In Markdown,
@@ -286,8 +298,8 @@ func CredentialsInText(data []byte, markdown bool) []Credential {
 	for n, line := range lines {
 		where := fmt.Sprintf("line %d", n+1)
 		named := false
-		for _, m := range keyValueRe.FindAllStringSubmatch(line, -1) {
-			if n < fields && CredentialName(m[1]) && !CredentialReference(strings.Trim(m[2], `"'`)) {
+		for _, m := range keyValueRe().FindAllStringSubmatch(line, -1) {
+			if n < fields && CredentialName(m[1]) && credentialValue(strings.Trim(m[2], `"'`)) {
 				out = append(out, Credential{Where: where, Why: whyName + " (" + m[1] + ")", Key: m[1]})
 				named = true
 			}

@@ -131,3 +131,36 @@ func TestCredentialsInText(t *testing.T) {
 		t.Errorf("a YAML line with a password: %d findings, want 1", n)
 	}
 }
+
+func TestCredentialFields(t *testing.T) {
+	for _, tc := range []struct {
+		name, file, data string
+		want             []string // Where of each finding
+	}{
+		{"json literal key", "a.json", "{\n  \"provider\": {\"x\": {\"options\": {\"apiKey\": \"sk-ant-0123456789abcdef\"}}}\n}", []string{"$.provider.x.options.apiKey"}},
+		{"short password", "a.json", `{"db": {"password": "hunter2"}}`, []string{"$.db.password"}},
+		{"toml token", "a.toml", "[auth]\ntoken = 'ghp_abcdefghijklmnop'\n", []string{"line 2"}},
+		{"yaml password", "a.yaml", "db:\n  password: \"hunter2hunter2\"\n", []string{"line 2"}},
+		{"nested any depth", "a.json", `{"a": [{"b": {"c": {"Secret": "s3cr3t-value"}}}]}`, []string{"$.a[0].b.c.Secret"}},
+		{"env reference", "a.json", `{"apiKey": "{env:OPENCODE_API_KEY}"}`, nil},
+		{"file reference", "a.json", `{"apiKey": "{file:~/.keys/x}"}`, nil},
+		{"dollar reference", "a.toml", `api_key = "${OPENAI_API_KEY}"`, nil},
+		{"variable name", "a.json", `{"apiKey": "ANTHROPIC_API_KEY"}`, nil},
+		{"command", "a.json", `{"apiKey": "!pass show anthropic"}`, nil},
+		{"placeholder or mode", "a.json", `{"token": "xxx", "auth": "oauth", "authType": "bearer"}`, nil},
+		{"env_key names a variable", "a.toml", `env_key = "OPENAI_API_KEY"`, nil},
+		{"other keys", "a.json", `{"model": "anthropic/claude-sonnet-4-5", "theme": "system-default", "keybinds": {"leader": "ctrl+x"}, "max_tokens": 4096}`, nil},
+		{"not JSON after all", "a.json", "{\"token\": \"abcdefgh12\"", []string{"line 1"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, found := FindCredentials(tc.file, []byte(tc.data))
+			var got []string
+			for _, c := range found {
+				got = append(got, c.Where)
+			}
+			if strings.Join(got, ",") != strings.Join(tc.want, ",") {
+				t.Errorf("found %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
