@@ -30,10 +30,11 @@ type HostSkip struct {
 const maxHostFiles = 500
 
 // ReadHostConfig reads the agent's settings from its folder under home, as
-// hc names them: the entries of hc.Copy (files, or folders of files), and
-// of those only files without a literal credential in them. Every other
-// entry is skipped and named with the reason. It reads nothing else of
-// home. A missing folder is an error that says where asb looked.
+// hc names them: the entries of hc.Copy (files, or folders of files).
+// Every other entry is skipped and named with the reason. It reads nothing
+// else of home. A missing folder is an error that says where asb looked.
+// The files may hold credentials: the caller applies schema's credential
+// rule (schema.FindCredentials) before anything is written.
 func ReadHostConfig(home string, hc *schema.HostConfig) ([]HostFile, []HostSkip, error) {
 	if home == "" {
 		return nil, nil, errors.New("--import-host-config: $HOME is not set, so the agent's settings cannot be found")
@@ -87,10 +88,6 @@ func readHostEntry(root, name string) ([]HostFile, []HostSkip, error) {
 		data, err := schema.ReadFile(p)
 		if err != nil {
 			skipped = append(skipped, HostSkip{rel, err.Error()})
-			return nil
-		}
-		if line, key, found := schema.LiteralCredential(data); found {
-			skipped = append(skipped, HostSkip{rel, fmt.Sprintf("line %d writes out a credential (%s): the outer folder is committed; reference a variable instead and put the value in secrets.env", line, key)})
 			return nil
 		}
 		files = append(files, HostFile{Rel: rel, Content: data})

@@ -50,7 +50,7 @@ func (b *Boundary) PrintMounts(w io.Writer) {
 		case "workspace":
 			note = "  your project"
 		case "agent-config":
-			note = "  the agent's config: a read-only bind of this folder's copy; nothing of your host's own config is copied"
+			note = "  the agent's config: a read-only bind of this folder's copy (with what asb init --import-host-config took from your $HOME, never a credential); nothing of your host's own config is read at run time"
 			if m.Access == "rw" {
 				note = "  the agent's config, WRITABLE: the agent can change its own settings (add readonly: true)"
 			}

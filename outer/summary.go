@@ -57,7 +57,8 @@ type AgentView struct {
 	ReadOnly bool   `json:"read_only"`
 	// HostConfigCopied is always false: the config folder of the outer
 	// folder is bind-mounted; nothing of the host's own agent config (in
-	// $HOME) is copied into the VM.
+	// $HOME) is copied into the VM when it runs. What asb init
+	// --import-host-config copied (never a credential) is in Source.
 	HostConfigCopied bool `json:"host_config_copied"`
 }
 

@@ -36,15 +36,6 @@ func (g Git) Init(ctx context.Context, dir string) error {
 	return nil
 }
 
-// Clone clones src (a URL or a local path) into dst, which must not exist
-// or be empty.
-func (g Git) Clone(ctx context.Context, src, dst string) error {
-	if _, err := g.output(ctx, filepath.Dir(dst), "clone", "--quiet", "--", src, dst); err != nil {
-		return fmt.Errorf("clone %s: %w", src, err)
-	}
-	return nil
-}
-
 // IsRepoRoot reports whether dir itself holds a repository (.git).
 func IsRepoRoot(dir string) bool {
 	_, err := os.Lstat(filepath.Join(dir, ".git"))

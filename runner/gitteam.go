@@ -34,21 +34,6 @@ func (g Git) Origin(ctx context.Context, dir string) (o schema.WorkspaceOrigin, 
 	return o, true
 }
 
-// CloneAt clones o into dst: its branch (the remote's default when none),
-// then the recorded commit when the branch still holds it; at says which
-// commit the clone is at.
-func (g Git) CloneAt(ctx context.Context, o schema.WorkspaceOrigin, dst string) (at string, err error) {
-	args := []string{"clone", "--quiet"}
-	if o.Branch != "" {
-		args = append(args, "--branch", o.Branch)
-	}
-	if _, err := g.output(ctx, filepath.Dir(dst), append(args, "--", o.URL, dst)...); err != nil {
-		return "", fmt.Errorf("clone %s: %w", o.URL, err)
-	}
-	head, _ := g.output(ctx, dst, "rev-parse", "HEAD")
-	return strings.TrimSpace(string(head)), nil
-}
-
 // MergeFile merges three versions of a file as `git merge-file` does:
 // ours (the user's), base (what asb wrote), theirs (the new render). It
 // returns the merged bytes and the number of conflicts (left as standard

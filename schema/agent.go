@@ -51,6 +51,12 @@ type HostConfig struct {
 	From    string            `yaml:"from" validate:"required,asb_relpath"`
 	Copy    []string          `yaml:"copy" validate:"required,min=1,dive,asb_relpath"`
 	Private map[string]string `yaml:"private" validate:"dive,keys,asb_relpath,endkeys,required"`
+	// EnvRef is how the agent's settings read an environment variable,
+	// NAME standing for its name ({env:NAME}), in the files of
+	// EnvRefFiles: a credential found there is replaced by a reference.
+	// Empty when the agent has none (the file is then not copied).
+	EnvRef      string   `yaml:"env_ref" validate:"omitempty,contains=NAME"`
+	EnvRefFiles []string `yaml:"env_ref_files" validate:"dive,asb_relpath"`
 }
 
 // Program is the agent's executable: Bin, or the command's first word.

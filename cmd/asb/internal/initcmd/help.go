@@ -62,7 +62,7 @@ func addFlags(cmd *cobra.Command, opts *Options, def schema.InitOptions, agents 
 	fl.BoolVar(&opts.DryRun, "dry-run", false, "print each file, its mode and what would happen; write nothing")
 	fl.BoolVar(&opts.Force, "force", false, "overwrite files you edited (a FILE.orig copy is kept)")
 	fl.BoolVar(&opts.NoGit, "no-git", false, "do not make the folder a git repository")
-	fl.BoolVar(&opts.ImportHostConfig, "import-host-config", false, "copy the agent's settings from your $HOME (never credentials or sessions; each skipped file is named)")
+	fl.BoolVar(&opts.ImportHostConfig, "import-host-config", false, "copy the agent's settings from your $HOME (never credentials or sessions: each is named, and replaced by a variable where the agent reads one)")
 	_ = cmd.RegisterFlagCompletionFunc("agent", cobra.FixedCompletions(agents, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("network", cobra.FixedCompletions([]string{"allow", "balanced", "public", "none"}, cobra.ShellCompDirectiveNoFileComp))
 }

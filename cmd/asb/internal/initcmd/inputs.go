@@ -3,7 +3,6 @@ package initcmd
 import (
 	"errors"
 	"fmt"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -76,23 +75,16 @@ func (e *cloneError) Unwrap() error { return e.err }
 // ExitCode is 1, like any other failed init, not git's own 128.
 func (e *cloneError) ExitCode() int { return 1 }
 
-// checkWorkspaceArg refuses a --workspace that would put a credential or a
-// control character into README.md and workspace/.git/config.
+// checkWorkspaceArg checks --workspace by the origin rule for what the
+// user types (schema.CheckTypedOrigin): a URL or a local path, never a
+// password (it would be written to asb.yaml and workspace/.git/config), a
+// control character, an option or a remote helper.
 func checkWorkspaceArg(ws string) error {
 	if ws == "" {
 		return nil
 	}
-	if strings.IndexFunc(ws, func(r rune) bool { return r < 0x20 || r == 0x7f }) >= 0 {
-		return &schema.FieldError{Field: "--workspace", Value: ws, Fix: "a URL or path cannot hold control characters"}
-	}
-	if u, err := url.Parse(ws); err == nil && u.User != nil {
-		if _, hasPassword := u.User.Password(); hasPassword {
-			// The value is not echoed: it holds a password or token.
-			return &schema.FieldError{Field: "--workspace",
-				Fix: "the URL holds a password or token, which would be written to README.md and workspace/.git/config; drop it and let git's credential helper or SSH supply it"}
-		}
-	}
-	return nil
+	_, err := schema.CheckTypedOrigin(ws)
+	return err
 }
 
 func gitBin(g runner.Git) string {

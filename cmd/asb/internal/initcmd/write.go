@@ -161,7 +161,7 @@ func (o *Options) clone(ctx context.Context, dir string) (clone string, cleanup 
 	}
 	cleanup = func() { _ = os.RemoveAll(tmp) }
 	clone = filepath.Join(tmp, "workspace")
-	if err := o.Git.Clone(ctx, o.Init.Workspace, clone); err != nil {
+	if err := o.Git.CloneTyped(ctx, o.Init.Workspace, clone); err != nil {
 		cleanup()
 		return "", nil, &cloneError{src: o.Init.Workspace, err: err}
 	}

@@ -33,6 +33,12 @@ with a commented line for each secret of secrets.yaml. No committed file
 changes, and running it again changes nothing. Each clone gets its own VM
 and home volume names, so two clones on one machine never collide.
 
+Only an https, ssh (ssh:// or user@host:path) or git:// origin is cloned:
+asb.yaml is committed, so anyone who can push to the folder can change it.
+A local path, file://, a remote helper (ext::) or a URL that git would read
+as an option is refused, and nothing is cloned; clone a repository of your
+own into workspace/ yourself (or type its path: asb init --workspace PATH).
+
 asb init in such a folder, without --agent, does the same.`,
 		Example: `  git clone git@example.com:team/app-sandbox.git && cd app-sandbox
   asb sync
