@@ -124,6 +124,10 @@ func hydrateWorkspace(ctx context.Context, dir string, git runner.Git, o schema.
 	tmpRel := filepath.Base(tmp)
 	defer root.RemoveAll(tmpRel)
 	at, err := git.CloneAt(ctx, o, filepath.Join(tmp, "clone"))
+	var refused *schema.OriginError
+	if errors.As(err, &refused) {
+		return "", fmt.Errorf("workspace/: %w", err) // it says what to do
+	}
 	if err != nil {
 		return "", fmt.Errorf("workspace/: %w; clone it yourself into workspace/ (or fix the URL in %s)", err, schema.RecordFile)
 	}

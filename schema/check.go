@@ -143,6 +143,7 @@ func (c *checker) run() {
 		c.probs = append(c.probs, c.secL.probs...)
 	}
 	c.checkSecretsEnv()
+	c.checkRecord()
 	if c.sb != nil {
 		c.checkMounts()
 		c.checkNetwork()
