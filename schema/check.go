@@ -144,6 +144,7 @@ func (c *checker) run() {
 	}
 	c.checkSecretsEnv()
 	if c.sb != nil {
+		c.checkConsents()
 		c.checkMounts()
 		c.checkNetwork()
 		c.checkPorts()

@@ -253,7 +253,7 @@ func badCases() []badCase {
 		{name: "mount string form", files: sb(replace(goodSandbox, "  - bind: ./workspace\n    target: /workspace\n", "  - \"./workspace\"\n")), want: "sandbox.yaml:7:5: error: mount \"./workspace\" is not SOURCE:/GUEST[:OPTIONS]"},
 		{name: "mount option", files: sb(replace(goodSandbox, "  - bind: ./workspace\n    target: /workspace\n", "  - \"./workspace:/workspace:size=1G\"\n")), want: "sandbox.yaml:7:5: error: mount \"./workspace:/workspace:size=1G\": option \"size=1G\""},
 		{name: "mount relative target", files: sb(replace(goodSandbox, "target: /workspace", "target: workspace")), want: "sandbox.yaml:8:13: error: mounts[0].target \"workspace\" must be an absolute guest path"},
-		{name: "mount two kinds", files: sb(replace(goodSandbox, "  - bind: ./workspace\n", "  - bind: ./workspace\n    named: vol\n")), want: "sandbox.yaml:7:5: error: mounts[0] must contain exactly one of bind, named, tmpfs or disk"},
+		{name: "mount two kinds", files: sb(replace(goodSandbox, "  - bind: ./workspace\n", "  - bind: ./workspace\n    tmpfs: {size: 1M}\n")), want: "sandbox.yaml:7:5: error: mounts[0] must contain exactly one of bind, named, tmpfs or disk"},
 		{name: "mount no target", files: sb(replace(goodSandbox, "  - bind: ./opencode\n    target: /home/dev/.config/opencode\n", "  - bind: ./opencode\n")), want: "sandbox.yaml:9:5: error: mounts[1] has no target"},
 		{name: "mount unknown key", files: sb(replace(goodSandbox, "    readonly: true", "    readonly: true\n    mode: 0755")), want: "sandbox.yaml:12:5: error: unknown key mode in mounts[1] (msb rejects unknown keys) — did you mean nodev?"},
 		{name: "mount create on bind", files: sb(replace(goodSandbox, "    readonly: true", "    readonly: true\n    create: ensure-exists")), want: "sandbox.yaml:12:13: error: mounts[1].create is only valid for a named mount"},
@@ -276,7 +276,7 @@ func badCases() []badCase {
 		{name: "no workspace", files: sb(replace(goodSandbox, "target: /workspace", "target: /src")), want: "sandbox.yaml:7:3: error: nothing is mounted at /workspace"},
 		{name: "workspace read-only", files: sb(replace(goodSandbox, "target: /workspace\n", "target: /workspace\n    readonly: true\n")), want: "sandbox.yaml:9:15: error: /workspace is mounted read-only"},
 		{name: "agent config writable", files: sb(replace(goodSandbox, "    readonly: true\n", "")), want: "sandbox.yaml:9:11: error: mount \"./opencode\" makes opencode's config folder opencode/ writable"},
-		{name: "agent config target writable", files: sb(replace(goodSandbox, "  - bind: ./opencode\n    target: /home/dev/.config/opencode\n    readonly: true\n", "  - named: cfg\n    target: /home/dev/.config/opencode\n")), want: "sandbox.yaml:10:13: error: /home/dev/.config/opencode is opencode's config folder in the VM and is mounted writable"},
+		{name: "agent config target writable", files: sb(replace(goodSandbox, "  - bind: ./opencode\n    target: /home/dev/.config/opencode\n    readonly: true\n", "  - tmpfs: {size: 1M}\n    target: /home/dev/.config/opencode\n")), want: "sandbox.yaml:10:13: error: /home/dev/.config/opencode is opencode's config folder in the VM and is mounted writable"},
 
 		// --- the boundary: network ---
 		{name: "network open", files: sb(replace(goodSandbox, "network:\n  allow:\n    - opencode.ai\n    - api.github.com\n", "network: open\n")), want: "sandbox.yaml:12:10: warning: network is open"},

@@ -60,6 +60,7 @@ func (l *loader) sandbox(data []byte) (*Sandbox, *yaml.Node) {
 		l.errf(top, "", "write at least `image: NAME`, or run asb init again", "the file has no settings; msb needs a YAML mapping")
 		return nil, top
 	}
+	l.judgeKeys(top)
 	sb := &Sandbox{}
 	ok := l.mapping(top, "", SandboxKeys, func(key string, _, v *yaml.Node) {
 		if isNull(v) {
@@ -114,8 +115,7 @@ var sandboxKey = map[string]func(l *loader, sb *Sandbox, key string, v *yaml.Nod
 
 func (l *loader) image(sb *Sandbox, key string, v *yaml.Node) {
 	if v.Kind == yaml.MappingNode {
-		l.at[key] = v
-		l.errf(v, key, "write the image reference as a string, e.g. image: \"name:tag\"", "image as an object is not supported by asb")
+		l.at[key] = v // refused by the key table (judgeKeys)
 		return
 	}
 	sb.Image, _ = l.str(v, key)
