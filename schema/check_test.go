@@ -289,7 +289,7 @@ func badCases() []badCase {
 		// --- secrets.yaml ---
 		{name: "secret literal", files: sec(replace(goodSecrets, `"${OPENCODE_API_KEY}"`, `"sk-live-hunter2"`)), want: "secrets.yaml:2:10: error: OPENCODE_API_KEY.value is a literal"},
 		{name: "secret no braces", files: sec(replace(goodSecrets, `"${OPENCODE_API_KEY}"`, `"$OPENCODE_API_KEY"`)), want: "secrets.yaml:2:10: error: OPENCODE_API_KEY.value is a literal"},
-		{name: "secret bad var", files: sec(replace(goodSecrets, `"${OPENCODE_API_KEY}"`, `"${1KEY}"`)), want: "secrets.yaml:2:10: error: OPENCODE_API_KEY.value is an unsupported environment expression"},
+		{name: "secret bad var", files: sec(replace(goodSecrets, `"${OPENCODE_API_KEY}"`, `"${1KEY}"`)), want: "secrets.yaml:2:10: error: not supported by asb: OPENCODE_API_KEY.value other than \"${OPENCODE_API_KEY}\""},
 		{name: "secret no value", files: sec(replace(goodSecrets, "  value: \"${OPENCODE_API_KEY}\"\n", "")), want: "secrets.yaml:1:1: error: secret OPENCODE_API_KEY has no value"},
 		{name: "secret no allow", files: sec(replace(goodSecrets, "  allow:\n    - opencode.ai\n", "")), want: "secrets.yaml:1:1: error: secret OPENCODE_API_KEY has no allow host"},
 		{name: "secret bad host", files: sec(replace(goodSecrets, "    - opencode.ai", "    - https://opencode.ai/v1")), want: "secrets.yaml:4:7: error: OPENCODE_API_KEY.allow[0] \"https://opencode.ai/v1\" is a URL, not a host"},
