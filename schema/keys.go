@@ -66,8 +66,10 @@ type KeyRule struct {
 // msbBaseline is the msb version every key of the table is known from.
 const msbBaseline = "0.7.2"
 
-func isFalse(v *yaml.Node) bool { return v.Kind == yaml.ScalarNode && v.ShortTag() == "!!bool" && strings.EqualFold(v.Value, "false") }
-func isMap(v *yaml.Node) bool   { return v.Kind == yaml.MappingNode }
+func isFalse(v *yaml.Node) bool {
+	return v.Kind == yaml.ScalarNode && v.ShortTag() == "!!bool" && strings.EqualFold(v.Value, "false")
+}
+func isMap(v *yaml.Node) bool { return v.Kind == yaml.MappingNode }
 
 // namedShort matches a short mount whose source is a volume name.
 func namedShort(v *yaml.Node) bool {

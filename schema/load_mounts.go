@@ -39,6 +39,9 @@ func (l *loader) mount(n *yaml.Node, field string) (Mount, bool) {
 			good = false
 		}
 	})
+	if len(kinds) == 1 {
+		m.Kind = kinds[0]
+	}
 	return m, good && l.mountShape(n, field, m, kinds)
 }
 
@@ -149,9 +152,9 @@ func (l *loader) shortMount(n *yaml.Node, field string) (Mount, bool) {
 	}
 	// Like docker, a source that is not a path names a volume.
 	if src := parts[0]; strings.HasPrefix(src, ".") || strings.HasPrefix(src, "/") || strings.HasPrefix(src, "~") || strings.Contains(src, "/") {
-		m.Bind = src
+		m.Bind, m.Kind = src, "bind"
 	} else {
-		m.Named = src
+		m.Named, m.Kind = src, "named"
 	}
 	return m, true
 }

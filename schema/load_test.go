@@ -33,11 +33,11 @@ env:
 		t.Errorf("scalars = %+v", sb)
 	}
 	want := []schema.Mount{
-		{Short: "./data:/data:ro,noexec", Bind: "./data", Target: "/data", Readonly: true, Noexec: true},
-		{Short: "cache:/cache", Named: "cache", Target: "/cache"},
-		{Tmpfs: &schema.TmpfsOpts{Size: "64M"}, Target: "/tmp"},
-		{Bind: "./workspace", Target: "/workspace"},
-		{Bind: "./opencode", Target: "/home/dev/.config/opencode", Readonly: true},
+		{Short: "./data:/data:ro,noexec", Kind: "bind", Bind: "./data", Target: "/data", Readonly: true, Noexec: true},
+		{Short: "cache:/cache", Kind: "named", Named: "cache", Target: "/cache"},
+		{Kind: "tmpfs", Tmpfs: &schema.TmpfsOpts{Size: "64M"}, Target: "/tmp"},
+		{Kind: "bind", Bind: "./workspace", Target: "/workspace"},
+		{Kind: "bind", Bind: "./opencode", Target: "/home/dev/.config/opencode", Readonly: true},
 	}
 	if len(sb.Mounts) != len(want) {
 		t.Fatalf("mounts = %+v", sb.Mounts)

@@ -50,6 +50,9 @@ var SandboxKeys = []string{"image", "pull_policy", "registry", "cpus", "memory",
 type Mount struct {
 	// Short is set when the entry was written as a string.
 	Short string `yaml:"-" json:"-"`
+	// Kind is bind, named, tmpfs or disk, as the loader read it (a bind of
+	// "" is still a bind: msb resolves it to the config's folder).
+	Kind string `yaml:"-" json:"-"`
 
 	Bind     string     `yaml:"bind,omitempty" json:"bind,omitempty"`
 	Named    string     `yaml:"named,omitempty" json:"named,omitempty"`
