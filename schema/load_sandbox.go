@@ -10,19 +10,27 @@ import (
 )
 
 var (
-	msbSizeRe     = regexp.MustCompile(`^[0-9]+(\.[0-9]+)?[MmGg]?$`)
+	msbSizeRe     = regexp.MustCompile(`^([0-9]+[MmGg]?|[0-9]*\.[0-9]+[Gg])$`)
 	msbDurationRe = regexp.MustCompile(`^[0-9]+[smh]?$`)
 )
 
 // ParseMsbSize checks a size the way msb 0.7.2 reads memory and tmpfs sizes:
-// a number, optionally with a fraction, and an optional unit M or G (MiB when
-// there is none). msb rejects K, T, MB, GiB and the like.
+// a whole number with an optional unit M or G (MiB when there is none), or
+// a fraction of G (1.5G, .5G), below 4194304G. msb rejects K, T, MB, GiB
+// and the like.
 func ParseMsbSize(s string) error {
 	if !msbSizeRe.MatchString(s) {
 		return fmt.Errorf("size %q is not a number with an optional unit M or G (e.g. 512M, 4G)", s)
 	}
-	if f, err := strconv.ParseFloat(strings.TrimRight(s, "MmGg"), 64); err != nil || f <= 0 {
+	f, err := strconv.ParseFloat(strings.TrimRight(s, "MmGg"), 64)
+	if err != nil || f <= 0 {
 		return fmt.Errorf("size %q must be greater than 0", s)
+	}
+	if strings.HasSuffix(strings.ToUpper(s), "G") {
+		f *= 1024
+	}
+	if f >= 1<<32 {
+		return fmt.Errorf("size %q is too large (msb reads at most 4194303G)", s)
 	}
 	return nil
 }

@@ -1,0 +1,53 @@
+package schema_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/agents-sandbox/asb/schema"
+)
+
+// TestHostNormalisedAsMsb: msb compares names without case and without the
+// trailing dot, so asb accepts them; a wildcard over a public suffix is
+// refused (asb is stricter than msb there on purpose).
+func TestHostNormalisedAsMsb(t *testing.T) {
+	for _, ok := range []string{"Example.COM.", "api.github.com.", "*.Example.com", "*.example.co.uk", "*.myapp.workers.dev"} {
+		if re := schema.Host(ok); re != nil {
+			t.Errorf("Host(%q) = %v, want ok", ok, re)
+		}
+	}
+	for s, why := range map[string]string{
+		"*.co.uk":       "not supported by asb: because every site",
+		"*.workers.dev": "public suffix workers.dev",
+		"*.github.io":   "public suffix github.io",
+		"*.com":         "whole top-level domain",
+		".example.com":  "starts with a dot",
+		"a..com":        "not a domain name",
+	} {
+		re := schema.Host(s)
+		if re == nil {
+			t.Errorf("Host(%q) accepted", s)
+			continue
+		}
+		for _, w := range strings.Split(why, ": ") {
+			if !strings.Contains(re.Why, strings.TrimSuffix(w, ":")) && !strings.Contains(re.Why, w) {
+				t.Errorf("Host(%q) = %q, want it to say %q", s, re.Why, w)
+			}
+		}
+	}
+}
+
+// TestMemoryBounds: msb's size forms (.5G, 1.5G) are read; asb refuses
+// below 256M and above 1024G.
+func TestMemoryBounds(t *testing.T) {
+	for _, ok := range []string{".5G", "1.5G", "4096", "1024G", "512m"} {
+		if re := schema.Memory(ok); re != nil {
+			t.Errorf("Memory(%q) = %v", ok, re)
+		}
+	}
+	for _, bad := range []string{"99999999999G", "1025G", "1.5M", "5.", "0", "128M", "4194304G"} {
+		if re := schema.Memory(bad); re == nil {
+			t.Errorf("Memory(%q) accepted", bad)
+		}
+	}
+}
