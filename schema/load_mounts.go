@@ -72,6 +72,9 @@ func (l *loader) mountKey(m *Mount, key string, v *yaml.Node, f string) bool {
 			if !strings.HasPrefix(m.Target, "/") {
 				l.errf(v, f, "use an absolute path in the VM, e.g. /workspace", "%s %q must be an absolute guest path", f, m.Target)
 				ok = false
+			} else if guestDotDot(m.Target) {
+				l.errf(v, f, "write the guest path without ..", "%s %q contains .., which msb rejects", f, m.Target)
+				ok = false
 			} else if m.Target == "/" {
 				l.errf(v, f, "mount below /, e.g. /workspace", "%s: msb cannot mount a volume at the guest root /", f)
 				ok = false
@@ -130,24 +133,15 @@ func (l *loader) shortMount(n *yaml.Node, field string) (Mount, bool) {
 		return m, false
 	}
 	m.Target = parts[1]
+	if guestDotDot(m.Target) {
+		l.errf(n, field, "write the guest path without ..", "mount %q: the guest path contains .., which msb rejects", n.Value)
+		return m, false
+	}
 	if len(parts) == 3 {
-		for opt := range strings.SplitSeq(parts[2], ",") {
-			switch opt {
-			case "ro":
-				m.Readonly = true
-			case "rw":
-				m.Readonly = false
-			case "noexec":
-				m.Noexec = true
-			case "nosuid":
-				m.Nosuid = true
-			case "nodev":
-				m.Nodev = true
-			default:
-				l.errf(n, field, "use the options "+strings.Join(shortMountFlags, ", ")+", separated by commas",
-					"mount %q: option %q is not valid here", n.Value, opt)
-				return m, false
-			}
+		if why := shortOptions(&m, parts[2]); why != "" {
+			l.errf(n, field, "use the options "+strings.Join(shortMountFlags, ", ")+", uid=N,gid=N or quota=SIZE, each once, separated by commas",
+				"mount %q: %s", n.Value, why)
+			return m, false
 		}
 	}
 	// Like docker, a source that is not a path names a volume.

@@ -99,15 +99,15 @@ var sandboxKey = map[string]func(l *loader, sb *Sandbox, key string, v *yaml.Nod
 	"max_duration": func(l *loader, sb *Sandbox, k string, v *yaml.Node) { sb.MaxDuration, _ = l.duration(v, k) },
 	"idle_timeout": func(l *loader, sb *Sandbox, k string, v *yaml.Node) { sb.IdleTimeout, _ = l.duration(v, k) },
 	"workdir":      func(l *loader, sb *Sandbox, k string, v *yaml.Node) { sb.Workdir, _ = l.str(v, k) },
-	"shell":        func(l *loader, sb *Sandbox, k string, v *yaml.Node) { sb.Shell, _ = l.str(v, k) },
+	"shell":        func(l *loader, sb *Sandbox, k string, v *yaml.Node) { sb.Shell, _ = l.nonEmpty(v, k) },
 	"user":         func(l *loader, sb *Sandbox, k string, v *yaml.Node) { sb.User, _ = l.str(v, k) },
-	"hostname":     func(l *loader, sb *Sandbox, k string, v *yaml.Node) { sb.Hostname, _ = l.str(v, k) },
+	"hostname":     func(l *loader, sb *Sandbox, k string, v *yaml.Node) { sb.Hostname, _ = l.nonEmpty(v, k) },
 	"security": func(l *loader, sb *Sandbox, k string, v *yaml.Node) {
 		sb.Security, _ = l.oneOf(v, k, "default", "restricted")
 	},
 	"entrypoint":  func(l *loader, sb *Sandbox, k string, v *yaml.Node) { l.argv(v, k, &sb.Entrypoint) },
 	"cmd":         func(l *loader, sb *Sandbox, k string, v *yaml.Node) { l.argv(v, k, &sb.Cmd) },
-	"env":         func(l *loader, sb *Sandbox, k string, v *yaml.Node) { sb.Env = l.strMap(v, k) },
+	"env":         func(l *loader, sb *Sandbox, k string, v *yaml.Node) { sb.Env = l.env(v, k) },
 	"labels":      func(l *loader, sb *Sandbox, k string, v *yaml.Node) { sb.Labels = l.strMap(v, k) },
 	"scripts":     func(l *loader, sb *Sandbox, k string, v *yaml.Node) { sb.Scripts = l.strMap(v, k) },
 	"rlimits":     func(l *loader, sb *Sandbox, k string, v *yaml.Node) { l.mappingList(v, k, &sb.Rlimits) },
@@ -166,9 +166,13 @@ func (l *loader) anyMapping(v *yaml.Node, key string, dst *yaml.Node) {
 	}
 }
 
-// argv keeps v (a list of strings) in dst.
+// argv keeps v (a list of strings) in dst; msb needs a program first.
 func (l *loader) argv(v *yaml.Node, key string, dst *yaml.Node) {
-	if l.strList(v, key) != nil {
+	if args := l.strList(v, key); args != nil {
+		if len(args) > 0 && args[0] == "" {
+			l.errf(v.Content[0], key+"[0]", "name the program to run first", "%s: the program (the first item) is empty; msb rejects it", key)
+			return
+		}
 		*dst = *v
 	}
 }

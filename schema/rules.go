@@ -160,8 +160,10 @@ func PortConflict(specs []PortSpec) (int, *RuleError) {
 // number and protocol on the same address (0.0.0.0 takes them all).
 func SameHostPort(a, b PortSpec) bool {
 	return a.Host == b.Host && a.Protocol == b.Protocol &&
-		(bindOf(a) == bindOf(b) || bindOf(a) == "0.0.0.0" || bindOf(b) == "0.0.0.0")
+		(bindOf(a) == bindOf(b) || anyAddr(bindOf(a)) || anyAddr(bindOf(b)))
 }
+
+func anyAddr(s string) bool { return s == "0.0.0.0" || s == "::" }
 
 func bindOf(p PortSpec) string {
 	if p.Bind == "" {

@@ -51,3 +51,23 @@ func TestMemoryBounds(t *testing.T) {
 		}
 	}
 }
+
+// TestPortIPv6Bind: msb reads [ADDR]:HOST:GUEST; asb reads and writes it
+// back the same way.
+func TestPortIPv6Bind(t *testing.T) {
+	for in, want := range map[string]string{"[::1]:8080:80": "[::1]:8080:80", "[::]:9000:9000/udp": "[::]:9000:9000/udp", "127.0.0.1:8080:80": "127.0.0.1:8080:80"} {
+		p, re := schema.Port(in)
+		if re != nil {
+			t.Errorf("Port(%q) = %v", in, re)
+			continue
+		}
+		if p.String() != want {
+			t.Errorf("Port(%q).String() = %q, want %q", in, p.String(), want)
+		}
+	}
+	for _, bad := range []string{"::1:8080:80", "[1.2.3.4]:80:80", "[::1]80:80", "[fe80::1%eth0]:80:80"} {
+		if _, re := schema.Port(bad); re == nil {
+			t.Errorf("Port(%q) accepted", bad)
+		}
+	}
+}
