@@ -117,6 +117,8 @@ var KeyTable = []KeyRule{
 	row("mounts[].bind", "", Shown, "", "a host folder: inside the outer folder, or with # "+HomeConsent+" (under $HOME) or # "+HostConsent+" (elsewhere) beside it; system folders never", nil),
 	row("mounts[].named", "", Widening, VolumeConsent, "a named volume lives in msb's store, outside the folder: it may be another project's or another clone's home", nil),
 	row("mounts[].tmpfs", "", Shown, "", "memory of the VM", nil),
+	row("mounts[].stat_virtualization", "", Shown, "", "how the guest sees the owner and mode of a bind's files", nil),
+	row("mounts[].host_permissions", "", Shown, "", "whether the guest's chmod and chown reach the host files of the bind", nil),
 	row("mounts[].disk", "", Refused, "", "a disk image file of the host is attached as a block device; the mount policy judges folders, not images", nil),
 	row("patch_files", "", Refused, "", "msb reads each file from the host at create; its copy_file and copy_dir patches copy host files into the VM past the mount policy", nil),
 	row("patches", "", Refused, "", "copy_file and copy_dir copy host files into the VM past the mount policy; put files into the image (toolchain/) or workspace/", nil),
@@ -166,17 +168,20 @@ type KeyUse struct {
 // Widening or Refused, or that holds `${` (Rule nil), in file order.
 func KeyUses(root *yaml.Node) []KeyUse {
 	var out []KeyUse
-	walkKeys(root, "", "", nil, &out)
+	walkKeys(root, "", "", nil, nil, &out)
 	return out
 }
 
-func walkKeys(n *yaml.Node, field, key string, k *yaml.Node, out *[]KeyUse) {
+// walkKeys visits n (the value of key k); anc are the keys and values
+// above it, whose comments count when they are on k's line (a flow
+// mapping such as `network: {tls: {bypass: [x]}} # asb: …`).
+func walkKeys(n *yaml.Node, field, key string, k *yaml.Node, anc []*yaml.Node, out *[]KeyUse) {
 	if n == nil {
 		return
 	}
 	if key != "" {
 		if r := RuleFor(SandboxFile, key, n); r != nil && r.Verdict != Shown {
-			*out = append(*out, KeyUse{Field: field, Rule: r, Node: n, Consent: r.Consent != "" && hasComment(r.Consent, k, n)})
+			*out = append(*out, KeyUse{Field: field, Rule: r, Node: n, Consent: r.Consent != "" && hasComment(r.Consent, sameLine(n, append(anc, k, n))...)})
 		}
 	}
 	switch n.Kind {
@@ -186,7 +191,7 @@ func walkKeys(n *yaml.Node, field, key string, k *yaml.Node, out *[]KeyUse) {
 		}
 	case yaml.SequenceNode:
 		for i, c := range n.Content {
-			walkKeys(c, field+"["+strconv.Itoa(i)+"]", key+"[]", nil, out)
+			walkKeys(c, field+"["+strconv.Itoa(i)+"]", key+"[]", nil, append(anc, k, n), out)
 		}
 	case yaml.MappingNode:
 		for i := 0; i+1 < len(n.Content); i += 2 {
@@ -194,9 +199,20 @@ func walkKeys(n *yaml.Node, field, key string, k *yaml.Node, out *[]KeyUse) {
 			if strings.Contains(kn.Value, "${") {
 				*out = append(*out, KeyUse{Field: joinField(field, kn.Value), Node: kn})
 			}
-			walkKeys(v, joinField(field, kn.Value), joinField(key, kn.Value), kn, out)
+			walkKeys(v, joinField(field, kn.Value), joinField(key, kn.Value), kn, append(anc, k, n), out)
 		}
 	}
+}
+
+// sameLine keeps the nodes on n's line.
+func sameLine(n *yaml.Node, nodes []*yaml.Node) []*yaml.Node {
+	var out []*yaml.Node
+	for _, m := range nodes {
+		if m != nil && m.Line == n.Line {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // hasComment reports whether consent is written beside the key or value.

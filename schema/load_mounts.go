@@ -6,7 +6,8 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-var MountKeys = []string{"bind", "named", "tmpfs", "disk", "target", "readonly", "noexec", "nosuid", "nodev", "create", "format", "fstype"}
+var MountKeys = []string{"bind", "named", "tmpfs", "disk", "target", "readonly", "noexec", "nosuid", "nodev", "create", "format", "fstype",
+	"stat_virtualization", "host_permissions"}
 
 // shortMountFlags are the options of the string form msb accepts.
 var shortMountFlags = []string{"ro", "rw", "noexec", "nosuid", "nodev"}
@@ -92,6 +93,10 @@ func (l *loader) mountKey(m *Mount, key string, v *yaml.Node, f string) bool {
 		m.Create, ok = l.oneOf(v, f, "ensure-exists", "create")
 	case "format":
 		m.Format, ok = l.oneOf(v, f, "raw", "qcow2", "vmdk")
+	case "stat_virtualization":
+		m.StatVirtualization, ok = l.oneOf(v, f, "strict", "relaxed", "off")
+	case "host_permissions":
+		m.HostPermissions, ok = l.oneOf(v, f, "private", "mirror")
 	case "fstype":
 		if m.Fstype, ok = l.str(v, f); ok && (m.Fstype == "" || strings.ContainsAny(m.Fstype, ",;:=")) {
 			l.errf(v, f, "use a filesystem name such as ext4", "%s must be non-empty and free of , ; : =", f)
@@ -112,6 +117,8 @@ func (l *loader) mountShape(n *yaml.Node, field string, m Mount, kinds []string)
 		l.errf(n, field, "add target: /GUEST/PATH", "%s has no target", field)
 	case m.Create != "" && kinds[0] != "named":
 		l.errf(l.at[field+".create"], field+".create", "remove create, or use named: VOLUME", "%s.create is only valid for a named mount", field)
+	case (m.StatVirtualization != "" || m.HostPermissions != "") && kinds[0] != "bind" && kinds[0] != "named":
+		l.errf(n, field, "remove them, or use bind: or named:", "%s: stat_virtualization and host_permissions are only valid for a bind or named mount", field)
 	case (m.Format != "" || m.Fstype != "") && kinds[0] != "disk":
 		l.errf(n, field, "remove format and fstype, or use disk: ./IMAGE", "%s: format and fstype are only valid for a disk mount", field)
 	default:

@@ -66,6 +66,10 @@ type Mount struct {
 	Create   string     `yaml:"create,omitempty" json:"create,omitempty"` // named only: ensure-exists or create
 	Format   string     `yaml:"format,omitempty" json:"format,omitempty"` // disk only: raw, qcow2, vmdk
 	Fstype   string     `yaml:"fstype,omitempty" json:"fstype,omitempty"` // disk only, e.g. ext4
+	// StatVirtualization (strict, relaxed, off) and HostPermissions
+	// (private, mirror): bind and named only.
+	StatVirtualization string `yaml:"stat_virtualization,omitempty" json:"stat_virtualization,omitempty"`
+	HostPermissions    string `yaml:"host_permissions,omitempty" json:"host_permissions,omitempty"`
 }
 
 // TmpfsOpts are the options of a tmpfs mount.
