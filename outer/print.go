@@ -20,6 +20,8 @@ func (b *Boundary) Print(w io.Writer) {
 	b.PrintPorts(w)
 	fmt.Fprintln(w)
 	b.PrintSecrets(w)
+	fmt.Fprintln(w)
+	b.PrintSettings(w)
 	for _, p := range b.Problems {
 		fmt.Fprintf(w, "\n%s", p)
 	}
@@ -43,7 +45,7 @@ func (b *Boundary) PrintMounts(w io.Writer) {
 		case "tmpfs":
 			from = "memory (tmpfs, emptied at each start)"
 		case "disk":
-			from = "a disk image (see sandbox.yaml)"
+			from = "disk image " + m.Source
 		}
 		note := ""
 		switch m.Role {
@@ -55,8 +57,15 @@ func (b *Boundary) PrintMounts(w io.Writer) {
 				note = "  the agent's config, WRITABLE: the agent can change its own settings (add readonly: true)"
 			}
 		}
-		if m.UnderHome {
+		switch {
+		case m.UnderHome:
 			note += "  " + red(w, "UNDER YOUR $HOME: the VM sees this folder of your home (allowed by # "+schema.HomeConsent+")")
+		case m.Outside:
+			note += "  " + red(w, "OUTSIDE THIS FOLDER: the VM sees "+m.Host+" of your host (allowed only by # "+schema.HostConsent+")")
+		case m.Kind == "named":
+			note += "  " + red(w, "A VOLUME OF MSB'S STORE, outside this folder (allowed only by # "+schema.VolumeConsent+")")
+		case m.Kind == "disk":
+			note += "  " + red(w, "REFUSED: a disk image file of your host (asb validate stops vm:create)")
 		}
 		fmt.Fprintf(w, "  %-*s  %s  %s%s\n", width, m.Guest, m.Access, from, note)
 	}
@@ -73,6 +82,11 @@ func (b *Boundary) PrintMounts(w io.Writer) {
 	home := false
 	for _, m := range b.Mounts {
 		home = home || m.UnderHome
+	}
+	if b.reachesOther() {
+		fmt.Fprintln(w, "  "+red(w, "More of the host than this folder's own files: see the lines in capitals above and under Other settings.")+
+			" Nothing else: not the rest of this folder (secrets.env, secrets.yaml).")
+		return
 	}
 	if home {
 		fmt.Fprintln(w, "  Nothing else of the host: not the rest of this folder (secrets.env, secrets.yaml), nothing else of your $HOME.")

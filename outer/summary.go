@@ -24,6 +24,9 @@ type Boundary struct {
 	Network     NetworkView  `json:"network"`
 	Ports       []PortView   `json:"ports"`
 	Secrets     []SecretView `json:"secrets"`
+	// Settings are the other keys of sandbox.yaml that reach msb, each
+	// with the key table's verdict (settings.go).
+	Settings []SettingView `json:"settings"`
 	// Problems are what kept a file from being read in full.
 	Problems []string `json:"problems,omitempty"`
 }
@@ -39,6 +42,12 @@ type MountView struct {
 	// UnderHome: the host folder is under your $HOME (and outside this
 	// folder), which the mount policy allows only with its consent comment.
 	UnderHome bool `json:"under_home,omitempty"`
+	// Outside: the host folder (symlinks followed) is outside this folder
+	// and outside $HOME: allowed only by # asb: allow-host.
+	Outside bool `json:"outside,omitempty"`
+	// Verdict is the key table's: shown, boundary-widening (a named
+	// volume) or refused (a disk image).
+	Verdict string `json:"verdict"`
 }
 
 // HomeView is the persistent home volume.
@@ -98,9 +107,9 @@ type SecretView struct {
 
 // Summarize builds the boundary from the folder's current files.
 func (f *Folder) Summarize() *Boundary {
-	b := &Boundary{Dir: f.Dir, Mounts: []MountView{}, Ports: []PortView{}, Secrets: []SecretView{}}
+	b := &Boundary{Dir: f.Dir, Mounts: []MountView{}, Ports: []PortView{}, Secrets: []SecretView{}, Settings: []SettingView{}}
 	data, _ := f.Current(SandboxFile)
-	sb, _, probs := schema.LoadSandbox(SandboxFile, data)
+	sb, root, probs := schema.LoadSandbox(SandboxFile, data)
 	for _, p := range probs {
 		if p.Severity == schema.SeverityError {
 			b.Problems = append(b.Problems, p.String())
@@ -111,21 +120,22 @@ func (f *Folder) Summarize() *Boundary {
 	}
 	agents := f.agentPresets()
 	for _, m := range sb.Mounts {
-		mv := MountView{Guest: m.Target, Access: "rw"}
+		mv := MountView{Guest: m.Target, Access: "rw", Kind: m.Kind, Verdict: schema.Shown.String()}
 		if m.Readonly {
 			mv.Access = "ro"
 		}
-		switch {
-		case m.Bind != "":
-			mv.Kind, mv.Source = "bind", m.Bind
+		switch m.Kind {
+		case "bind":
+			mv.Source = m.Bind
 			mv.Host = f.HostPath(m.Bind)
 			mv.UnderHome = f.underHome(mv.Host)
-		case m.Named != "":
-			mv.Kind, mv.Source = "named", m.Named
-		case m.Tmpfs != nil:
-			mv.Kind, mv.Source = "tmpfs", "memory"
-		default:
-			mv.Kind = "disk" // a disk image: see sandbox.yaml
+			mv.Outside = !mv.UnderHome && !schema.Within(schema.ResolvePath(filepath.Clean(mv.Host)), schema.ResolvePath(f.Dir))
+		case "named":
+			mv.Source, mv.Verdict = m.Named, schema.Widening.String()
+		case "tmpfs":
+			mv.Source = "memory"
+		case "disk":
+			mv.Source, mv.Verdict = m.Disk, schema.Refused.String()
 		}
 		if mv.Guest == "/workspace" {
 			mv.Role = "workspace"
@@ -152,6 +162,7 @@ func (f *Folder) Summarize() *Boundary {
 		b.Ports = append(b.Ports, PortView{Spec: spec, Bind: bind, Host: p.Host, Guest: p.Guest, Protocol: p.Protocol})
 	}
 	b.Secrets = f.secrets(&b.Problems)
+	b.Settings = settings(root)
 	return b
 }
 
