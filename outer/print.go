@@ -58,14 +58,14 @@ func (b *Boundary) PrintMounts(w io.Writer) {
 			}
 		}
 		switch {
+		case m.Refused != "":
+			note += "  " + red(w, "REFUSED: "+m.Refused+" (asb validate stops vm:create)")
 		case m.UnderHome:
 			note += "  " + red(w, "UNDER YOUR $HOME: the VM sees this folder of your home (allowed by # "+schema.HomeConsent+")")
 		case m.Outside:
 			note += "  " + red(w, "OUTSIDE THIS FOLDER: the VM sees "+m.Host+" of your host (allowed only by # "+schema.HostConsent+")")
 		case m.Kind == "named":
 			note += "  " + red(w, "A VOLUME OF MSB'S STORE, outside this folder (allowed only by # "+schema.VolumeConsent+")")
-		case m.Kind == "disk":
-			note += "  " + red(w, "REFUSED: a disk image file of your host (asb validate stops vm:create)")
 		}
 		fmt.Fprintf(w, "  %-*s  %s  %s%s\n", width, m.Guest, m.Access, from, note)
 	}
@@ -146,6 +146,10 @@ func (b *Boundary) PrintSecrets(w io.Writer) {
 		width = max(width, len(s.Name))
 	}
 	for _, s := range b.Secrets {
+		if s.Refused {
+			fmt.Fprintf(w, "  %-*s  %s\n", width, s.Name, red(w, "REFUSED: the binding has errors (asb validate says which; it stops vm:create)"))
+			continue
+		}
 		state := "not set"
 		if s.Set {
 			state = "set in " + s.From

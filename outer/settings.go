@@ -182,7 +182,7 @@ func (b *Boundary) Reaches() bool {
 // those itself).
 func (b *Boundary) reachesOther() bool {
 	for _, m := range b.Mounts {
-		if m.Outside || m.Kind == "named" || m.Kind == "disk" {
+		if m.Outside || m.Refused != "" || m.Kind == "named" || m.Kind == "disk" {
 			return true
 		}
 	}

@@ -46,8 +46,9 @@ type MountView struct {
 	// and outside $HOME: allowed only by # asb: allow-host.
 	Outside bool `json:"outside,omitempty"`
 	// Verdict is the key table's: shown, boundary-widening (a named
-	// volume) or refused (a disk image).
+	// volume) or refused (a disk image, a ${…}, a bind of this folder).
 	Verdict string `json:"verdict"`
+	Refused string `json:"refused,omitempty"` // why, when refused
 }
 
 // HomeView is the persistent home volume.
@@ -103,6 +104,9 @@ type SecretView struct {
 	// From says where. The value itself is never read into the summary.
 	Set  bool   `json:"set"`
 	From string `json:"from,omitempty"`
+	// Refused: the binding has errors (asb validate says which); it
+	// stops vm:create.
+	Refused bool `json:"refused,omitempty"`
 }
 
 // Summarize builds the boundary from the folder's current files.
@@ -129,13 +133,24 @@ func (f *Folder) Summarize() *Boundary {
 			mv.Source = m.Bind
 			mv.Host = f.HostPath(m.Bind)
 			mv.UnderHome = f.underHome(mv.Host)
-			mv.Outside = !mv.UnderHome && !schema.Within(schema.ResolvePath(filepath.Clean(mv.Host)), schema.ResolvePath(f.Dir))
+			real, dir := schema.ResolvePath(filepath.Clean(mv.Host)), schema.ResolvePath(f.Dir)
+			mv.Outside = !mv.UnderHome && !schema.Within(real, dir)
+			switch {
+			case strings.Contains(m.Bind, "${"):
+				mv.Refused = "${…}: " + schema.ExpandRefused
+			case schema.Within(dir, real):
+				mv.Refused = "it is this folder or holds it: the VM would see secrets.env"
+			}
+			if mv.Refused != "" {
+				mv.Verdict, mv.Outside = schema.Refused.String(), false
+			}
 		case "named":
 			mv.Source, mv.Verdict = m.Named, schema.Widening.String()
 		case "tmpfs":
 			mv.Source = "memory"
 		case "disk":
 			mv.Source, mv.Verdict = m.Disk, schema.Refused.String()
+			mv.Refused = "a disk image file of your host"
 		}
 		if mv.Guest == "/workspace" {
 			mv.Role = "workspace"
@@ -323,7 +338,11 @@ func (f *Folder) secrets(problems *[]string) []SecretView {
 	}
 	set := f.EnvFileNames()
 	for _, name := range secretOrder(data, secs) {
-		sec := secs[name]
+		sec, ok := secs[name]
+		if !ok {
+			out = append(out, SecretView{Name: name, Hosts: []string{}, Refused: true})
+			continue
+		}
 		v := SecretView{Name: name, Hosts: append([]string{}, sec.Allow...), Headers: true}
 		if sub := sec.Substitution; sub != nil {
 			v.Headers = sub.Headers == nil || *sub.Headers
@@ -350,11 +369,7 @@ func secretOrder(data []byte, secs schema.Secrets) []string {
 	var order []string
 	if d, err := yamledit.Parse(data); err == nil {
 		if root, err := d.Root(); err == nil {
-			for _, k := range yamledit.Keys(root) {
-				if _, ok := secs[k]; ok {
-					order = append(order, k)
-				}
-			}
+			order = append(order, yamledit.Keys(root)...)
 		}
 	}
 	for k := range secs {
