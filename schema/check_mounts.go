@@ -111,6 +111,9 @@ func (c *checker) checkBind(i int, m Mount, rules MountRules, earlier []bindSeen
 	}
 	consent := hasComment(rules.Consent(h), n)
 	if re := rules.HostFolder(h, consent); re != nil {
+		if lexical := c.lexicalPath(m.Bind); lexical != "" && lexical != h {
+			re.Why = "(a link to " + h + ") " + re.Why
+		}
 		re.Value = m.Bind
 		c.rule(SandboxFile, n, f, "mount", re)
 		return bindSeen{}, false

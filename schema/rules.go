@@ -198,6 +198,10 @@ const MaxMemoryMiB = 1024 * 1024
 // MinMemoryMiB to MaxMemoryMiB.
 func Memory(s string) *RuleError {
 	mib, err := ParseSize(s)
+	if err != nil && strings.Contains(err.Error(), "too large") {
+		return &RuleError{Value: s, Why: "is too large: msb reads at most 4194303G (and asb gives a VM at most 1024G)",
+			Fix: fmt.Sprintf("give the VM at most %dG", MaxMemoryMiB/1024)}
+	}
 	if err != nil {
 		return &RuleError{Value: s, Why: "is not a size msb reads", Fix: "use a number with a unit M or G, e.g. 512M or 4G (msb reads no other unit)"}
 	}
