@@ -93,8 +93,8 @@ func row(key, form string, v Verdict, consent, why string, match func(*yaml.Node
 // match decides. README.md's security section shows the same table (a test
 // keeps them together).
 var KeyTable = []KeyRule{
-	row("image", "string", Shown, "", "the image the VM boots; vm:create loads it from toolchain/ with --pull never", nil),
 	row("image", "object", Refused, "", "its disk, bind and snapshot forms boot a file or folder of the host as the root filesystem, which no mount rule judges", isMap),
+	row("image", "string", Shown, "", "the image the VM boots; vm:create loads it from toolchain/ with --pull never", nil),
 	row("pull_policy", "", Shown, "", "where the image comes from", nil),
 	row("registry", "", Refused, "", "password_env hands msb a variable of the host environment, and asb pulls no image: vm:create loads it from toolchain/", nil),
 	row("cpus", "", Shown, "", "a resource of the VM", nil),

@@ -1,6 +1,7 @@
 package schema_test
 
 import (
+	"os"
 	"strings"
 	"testing"
 
@@ -70,4 +71,45 @@ func TestPortIPv6Bind(t *testing.T) {
 			t.Errorf("Port(%q) accepted", bad)
 		}
 	}
+}
+
+// TestNonUTF8HostPath: a host folder whose name is not UTF-8 (it cannot be
+// written in sandbox.yaml) gets a clear message, not a YAML error.
+func TestNonUTF8HostPath(t *testing.T) {
+	r := schema.MountRules{Dir: "/srv/outer", Home: "/home/u"}
+	re := r.HostFolder("/srv/outer/data-\xff", true)
+	if re == nil || !strings.Contains(re.Why, "is not valid UTF-8") || !strings.Contains(re.Fix, "rename the folder") {
+		t.Fatalf("HostFolder(non-UTF-8) = %v", re)
+	}
+	if strings.ContainsRune(re.Value, '\xff') || !strings.Contains(re.Value, "\uFFFD") {
+		t.Errorf("the value %q is not shown as valid UTF-8", re.Value)
+	}
+}
+
+// TestKeyTableInREADME: the README's security section lists every key of
+// the table with its verdict, and every consent comment.
+func TestKeyTableInREADME(t *testing.T) {
+	b, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(b)
+	for _, r := range schema.KeyTable {
+		row := "| `" + r.Key + "` | " + formOf(r) + r.Verdict.String()
+		if !strings.Contains(readme, row) {
+			t.Errorf("README.md has no row %q", row)
+		}
+	}
+	for _, c := range []string{schema.HomeConsent, schema.HostConsent, schema.VolumeConsent, schema.TLSConsent} {
+		if !strings.Contains(readme, "`# "+c+"`") {
+			t.Errorf("README.md does not name the consent comment # %s", c)
+		}
+	}
+}
+
+func formOf(r schema.KeyRule) string {
+	if r.Form == "" {
+		return " | "
+	}
+	return "`" + r.Form + "` | "
 }
