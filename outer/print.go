@@ -57,16 +57,7 @@ func (b *Boundary) PrintMounts(w io.Writer) {
 				note = "  the agent's config, WRITABLE: the agent can change its own settings (add readonly: true)"
 			}
 		}
-		switch {
-		case m.Refused != "":
-			note += "  " + red(w, "REFUSED: "+m.Refused+" (asb validate stops vm:create)")
-		case m.UnderHome:
-			note += "  " + red(w, "UNDER YOUR $HOME: the VM sees this folder of your home (allowed by # "+schema.HomeConsent+")")
-		case m.Outside:
-			note += "  " + red(w, "OUTSIDE THIS FOLDER: the VM sees "+m.Host+" of your host (allowed only by # "+schema.HostConsent+")")
-		case m.Kind == "named":
-			note += "  " + red(w, "A VOLUME OF MSB'S STORE, outside this folder (allowed only by # "+schema.VolumeConsent+")")
-		}
+		note += boundaryNote(w, m)
 		fmt.Fprintf(w, "  %-*s  %s  %s%s\n", width, m.Guest, m.Access, from, note)
 	}
 	if h := b.Home; h != nil {
@@ -93,6 +84,23 @@ func (b *Boundary) PrintMounts(w io.Writer) {
 		return
 	}
 	fmt.Fprintln(w, "  Nothing else of the host: not the rest of this folder (secrets.env, secrets.yaml), not your $HOME.")
+}
+
+// boundaryNote is what a mount adds to the boundary beyond this folder's
+// own files, in red.
+func boundaryNote(w io.Writer, m MountView) string {
+	note := ""
+	switch {
+	case m.Refused != "":
+		note += "  " + red(w, "REFUSED: "+m.Refused+" (asb validate stops vm:create)")
+	case m.UnderHome:
+		note += "  " + red(w, "UNDER YOUR $HOME: the VM sees this folder of your home (allowed by # "+schema.HomeConsent+")")
+	case m.Outside:
+		note += "  " + red(w, "OUTSIDE THIS FOLDER: the VM sees "+m.Host+" of your host (allowed only by # "+schema.HostConsent+")")
+	case m.Kind == "named":
+		note += "  " + red(w, "A VOLUME OF MSB'S STORE, outside this folder (allowed only by # "+schema.VolumeConsent+")")
+	}
+	return note
 }
 
 // PrintNetwork writes the egress section.

@@ -124,34 +124,7 @@ func (f *Folder) Summarize() *Boundary {
 	}
 	agents := f.agentPresets()
 	for _, m := range sb.Mounts {
-		mv := MountView{Guest: m.Target, Access: "rw", Kind: m.Kind, Verdict: schema.Shown.String()}
-		if m.Readonly {
-			mv.Access = "ro"
-		}
-		switch m.Kind {
-		case "bind":
-			mv.Source = m.Bind
-			mv.Host = f.HostPath(m.Bind)
-			mv.UnderHome = f.underHome(mv.Host)
-			real, dir := schema.ResolvePath(filepath.Clean(mv.Host)), schema.ResolvePath(f.Dir)
-			mv.Outside = !mv.UnderHome && !schema.Within(real, dir)
-			switch {
-			case strings.Contains(m.Bind, "${"):
-				mv.Refused = "${…}: " + schema.ExpandRefused
-			case schema.Within(dir, real):
-				mv.Refused = "it is this folder or holds it: the VM would see secrets.env"
-			}
-			if mv.Refused != "" {
-				mv.Verdict, mv.Outside = schema.Refused.String(), false
-			}
-		case "named":
-			mv.Source, mv.Verdict = m.Named, schema.Widening.String()
-		case "tmpfs":
-			mv.Source = "memory"
-		case "disk":
-			mv.Source, mv.Verdict = m.Disk, schema.Refused.String()
-			mv.Refused = "a disk image file of your host"
-		}
+		mv := f.mountView(m)
 		if mv.Guest == "/workspace" {
 			mv.Role = "workspace"
 		}
@@ -179,6 +152,39 @@ func (f *Folder) Summarize() *Boundary {
 	b.Secrets = f.secrets(&b.Problems)
 	b.Settings = settings(root)
 	return b
+}
+
+// mountView is how one mount reaches the guest, with the key table's
+// verdict and the mount policy's plain refusals.
+func (f *Folder) mountView(m schema.Mount) MountView {
+	mv := MountView{Guest: m.Target, Access: "rw", Kind: m.Kind, Verdict: schema.Shown.String()}
+	if m.Readonly {
+		mv.Access = "ro"
+	}
+	switch m.Kind {
+	case "bind":
+		mv.Source = m.Bind
+		mv.Host = f.HostPath(m.Bind)
+		mv.UnderHome = f.underHome(mv.Host)
+		real, dir := schema.ResolvePath(filepath.Clean(mv.Host)), schema.ResolvePath(f.Dir)
+		mv.Outside = !mv.UnderHome && !schema.Within(real, dir)
+		if strings.Contains(m.Bind, "${") {
+			mv.Refused = "${…}: " + schema.ExpandRefused
+		} else if re := f.mountRules().HostFolder(real, true); re != nil {
+			mv.Refused = "it " + re.Why // refused even with consent
+		}
+		if mv.Refused != "" {
+			mv.Verdict, mv.Outside = schema.Refused.String(), false
+		}
+	case "named":
+		mv.Source, mv.Verdict = m.Named, schema.Widening.String()
+	case "tmpfs":
+		mv.Source = "memory"
+	case "disk":
+		mv.Source, mv.Verdict = m.Disk, schema.Refused.String()
+		mv.Refused = "a disk image file of your host"
+	}
+	return mv
 }
 
 // underHome reports whether a host path is under $HOME and outside this
