@@ -67,30 +67,19 @@ func TestRealMsbDifferential(t *testing.T) {
 		asb    []schema.Problem
 	}
 	got := make([]verdict, len(cases))
-	jobs := make(chan int)
-	var wg sync.WaitGroup
-	for range 2 { // two at a time: this machine's cores are shared
-		wg.Go(func() {
-			for i := range jobs {
-				conf := filepath.Join(dir, cases[i].name+".yaml")
-				if err := os.WriteFile(conf, []byte(cases[i].yaml), 0o644); err != nil {
-					t.Error(err)
-					continue
-				}
-				ok, out := msbParses(t, msb, dir, conf)
-				probs := schema.CheckDir(dir, schema.CheckOptions{
-					Overrides: map[string][]byte{schema.SandboxFile: []byte(cases[i].yaml)},
-					Tracked:   func(string) (bool, error) { return false, nil },
-				})
-				got[i] = verdict{ok, out, sandboxErrors(probs)}
-			}
+	parallel(len(cases), func(i int) {
+		conf := filepath.Join(dir, cases[i].name+".yaml")
+		if err := os.WriteFile(conf, []byte(cases[i].yaml), 0o644); err != nil {
+			t.Error(err)
+			return
+		}
+		ok, out := msbParses(t, msb, dir, conf)
+		probs := schema.CheckDir(dir, schema.CheckOptions{
+			Overrides: map[string][]byte{schema.SandboxFile: []byte(cases[i].yaml)},
+			Tracked:   func(string) (bool, error) { return false, nil },
 		})
-	}
-	for i := range cases {
-		jobs <- i
-	}
-	close(jobs)
-	wg.Wait()
+		got[i] = verdict{ok, out, sandboxErrors(probs)}
+	})
 
 	accepted, stricter, disagree := 0, 0, 0
 	for i, c := range cases {
@@ -110,6 +99,25 @@ func TestRealMsbDifferential(t *testing.T) {
 	}
 	t.Logf("%d files: %d accepted by both, %d refused by both, %d refused by asb on purpose, %d disagreements",
 		len(cases), accepted, len(cases)-accepted-stricter-disagree, stricter, disagree)
+}
+
+// parallel calls fn(0) … fn(n-1), two at a time: this machine's cores are
+// shared, and each msb run is short.
+func parallel(n int, fn func(i int)) {
+	jobs := make(chan int)
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Go(func() {
+			for i := range jobs {
+				fn(i)
+			}
+		})
+	}
+	for i := range n {
+		jobs <- i
+	}
+	close(jobs)
+	wg.Wait()
 }
 
 // msbParses runs msb create on conf with a private MSB_HOME; true when msb

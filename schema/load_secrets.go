@@ -63,7 +63,7 @@ func (l *loader) secretKey(s *Secret, name, key string, v *yaml.Node) bool {
 	case "value":
 		s.Value, ok = l.secretValue(v, name, f)
 	case "placeholder":
-		s.Placeholder, ok = l.str(v, f)
+		s.Placeholder, ok = l.nonEmpty(v, f)
 	case "allow":
 		s.Allow, ok = l.strList(v, f), true
 	case "substitution":
@@ -123,6 +123,11 @@ func (l *loader) substitution(v *yaml.Node, f string) (*Substitution, bool) {
 			sub.Body = b
 		}
 	})
+	on := func(b *bool, dflt bool) bool { return (b == nil && dflt) || (b != nil && *b) }
+	if ok && good && !on(sub.Headers, true) && !on(sub.Query, false) && !on(sub.Body, false) {
+		l.errf(v, f, "set at least one of headers, query, body to true, or remove the secret", "%s: every place is false; msb needs at least one place to substitute", f)
+		return sub, false
+	}
 	return sub, ok && good
 }
 
