@@ -17,7 +17,7 @@ import (
 // diffSeed and diffPairs fix the corpus: the same files on every run.
 const (
 	diffSeed  = 22
-	diffPairs = 40
+	diffPairs = 20
 )
 
 // stricterOnPurpose are the only disagreements allowed: files msb 0.7.2
