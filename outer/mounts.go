@@ -34,6 +34,7 @@ type MountEdit struct {
 	Source   string // as sandbox.yaml writes it: ./PATH inside the outer folder, else absolute
 	Guest    string
 	Warnings []schema.Problem
+	consent  string
 }
 
 // AgentTargets returns the guest paths the agent presets mount their config
@@ -64,6 +65,7 @@ func (f *Folder) AddMount(r MountRequest) (MountEdit, error) {
 	if re := rules.HostFolder(e.Host, r.AllowHome); re != nil {
 		return e, schema.RuleField("HOST_PATH", re)
 	}
+	e.consent = rules.Consent(e.Host) // the comment --allow-home writes (i22)
 	doc, root, err := f.Doc(SandboxFile)
 	if err != nil {
 		return e, err
@@ -93,7 +95,7 @@ func newBind(e MountEdit, r MountRequest) *yaml.Node {
 	m := yamledit.Map()
 	src := yamledit.Quoted(e.Source)
 	if r.AllowHome {
-		src.LineComment = "# " + schema.HomeConsent
+		src.LineComment = "# " + e.consent
 	}
 	yamledit.Set(m, "bind", src, nil)
 	yamledit.Set(m, "target", yamledit.Quoted(e.Guest), nil)

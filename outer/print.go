@@ -20,6 +20,8 @@ func (b *Boundary) Print(w io.Writer) {
 	b.PrintPorts(w)
 	fmt.Fprintln(w)
 	b.PrintSecrets(w)
+	fmt.Fprintln(w)
+	b.PrintSettings(w)
 	for _, p := range b.Problems {
 		fmt.Fprintf(w, "\n%s", p)
 	}
@@ -43,7 +45,7 @@ func (b *Boundary) PrintMounts(w io.Writer) {
 		case "tmpfs":
 			from = "memory (tmpfs, emptied at each start)"
 		case "disk":
-			from = "a disk image (see sandbox.yaml)"
+			from = "disk image " + m.Source
 		}
 		note := ""
 		switch m.Role {
@@ -55,9 +57,7 @@ func (b *Boundary) PrintMounts(w io.Writer) {
 				note = "  the agent's config, WRITABLE: the agent can change its own settings (add readonly: true)"
 			}
 		}
-		if m.UnderHome {
-			note += "  " + red(w, "UNDER YOUR $HOME: the VM sees this folder of your home (allowed by # "+schema.HomeConsent+")")
-		}
+		note += boundaryNote(w, m)
 		fmt.Fprintf(w, "  %-*s  %s  %s%s\n", width, m.Guest, m.Access, from, note)
 	}
 	if h := b.Home; h != nil {
@@ -74,11 +74,33 @@ func (b *Boundary) PrintMounts(w io.Writer) {
 	for _, m := range b.Mounts {
 		home = home || m.UnderHome
 	}
+	if b.reachesOther() {
+		fmt.Fprintln(w, "  "+red(w, "More of the host than this folder's own files: see the lines in capitals above and under Other settings.")+
+			" Nothing else: not the rest of this folder (secrets.env, secrets.yaml).")
+		return
+	}
 	if home {
 		fmt.Fprintln(w, "  Nothing else of the host: not the rest of this folder (secrets.env, secrets.yaml), nothing else of your $HOME.")
 		return
 	}
 	fmt.Fprintln(w, "  Nothing else of the host: not the rest of this folder (secrets.env, secrets.yaml), not your $HOME.")
+}
+
+// boundaryNote is what a mount adds to the boundary beyond this folder's
+// own files, in red.
+func boundaryNote(w io.Writer, m MountView) string {
+	note := ""
+	switch {
+	case m.Refused != "":
+		note += "  " + red(w, "REFUSED: "+m.Refused+" (asb validate stops vm:create)")
+	case m.UnderHome:
+		note += "  " + red(w, "UNDER YOUR $HOME: the VM sees this folder of your home (allowed by # "+schema.HomeConsent+")")
+	case m.Outside:
+		note += "  " + red(w, "OUTSIDE THIS FOLDER: the VM sees "+m.Host+" of your host (allowed only by # "+schema.HostConsent+")")
+	case m.Kind == "named":
+		note += "  " + red(w, "A VOLUME OF MSB'S STORE, outside this folder (allowed only by # "+schema.VolumeConsent+")")
+	}
+	return note
 }
 
 // PrintNetwork writes the egress section.
@@ -132,6 +154,10 @@ func (b *Boundary) PrintSecrets(w io.Writer) {
 		width = max(width, len(s.Name))
 	}
 	for _, s := range b.Secrets {
+		if s.Refused {
+			fmt.Fprintf(w, "  %-*s  %s\n", width, s.Name, red(w, "REFUSED: the binding has errors (asb validate says which; it stops vm:create)"))
+			continue
+		}
 		state := "not set"
 		if s.Set {
 			state = "set in " + s.From

@@ -24,6 +24,9 @@ type Boundary struct {
 	Network     NetworkView  `json:"network"`
 	Ports       []PortView   `json:"ports"`
 	Secrets     []SecretView `json:"secrets"`
+	// Settings are the other keys of sandbox.yaml that reach msb, each
+	// with the key table's verdict (settings.go).
+	Settings []SettingView `json:"settings"`
 	// Problems are what kept a file from being read in full.
 	Problems []string `json:"problems,omitempty"`
 }
@@ -39,6 +42,13 @@ type MountView struct {
 	// UnderHome: the host folder is under your $HOME (and outside this
 	// folder), which the mount policy allows only with its consent comment.
 	UnderHome bool `json:"under_home,omitempty"`
+	// Outside: the host folder (symlinks followed) is outside this folder
+	// and outside $HOME: allowed only by # asb: allow-host.
+	Outside bool `json:"outside,omitempty"`
+	// Verdict is the key table's: shown, boundary-widening (a named
+	// volume) or refused (a disk image, a ${…}, a bind of this folder).
+	Verdict string `json:"verdict"`
+	Refused string `json:"refused,omitempty"` // why, when refused
 }
 
 // HomeView is the persistent home volume.
@@ -95,13 +105,16 @@ type SecretView struct {
 	// From says where. The value itself is never read into the summary.
 	Set  bool   `json:"set"`
 	From string `json:"from,omitempty"`
+	// Refused: the binding has errors (asb validate says which); it
+	// stops vm:create.
+	Refused bool `json:"refused,omitempty"`
 }
 
 // Summarize builds the boundary from the folder's current files.
 func (f *Folder) Summarize() *Boundary {
-	b := &Boundary{Dir: f.Dir, Mounts: []MountView{}, Ports: []PortView{}, Secrets: []SecretView{}}
+	b := &Boundary{Dir: f.Dir, Mounts: []MountView{}, Ports: []PortView{}, Secrets: []SecretView{}, Settings: []SettingView{}}
 	data, _ := f.Current(SandboxFile)
-	sb, _, probs := schema.LoadSandbox(SandboxFile, data)
+	sb, root, probs := schema.LoadSandbox(SandboxFile, data)
 	for _, p := range probs {
 		if p.Severity == schema.SeverityError {
 			b.Problems = append(b.Problems, p.String())
@@ -112,22 +125,7 @@ func (f *Folder) Summarize() *Boundary {
 	}
 	agents := f.agentPresets()
 	for _, m := range sb.Mounts {
-		mv := MountView{Guest: m.Target, Access: "rw"}
-		if m.Readonly {
-			mv.Access = "ro"
-		}
-		switch {
-		case m.Bind != "":
-			mv.Kind, mv.Source = "bind", m.Bind
-			mv.Host = f.HostPath(m.Bind)
-			mv.UnderHome = f.underHome(mv.Host)
-		case m.Named != "":
-			mv.Kind, mv.Source = "named", m.Named
-		case m.Tmpfs != nil:
-			mv.Kind, mv.Source = "tmpfs", "memory"
-		default:
-			mv.Kind = "disk" // a disk image: see sandbox.yaml
-		}
+		mv := f.mountView(m)
 		if mv.Guest == "/workspace" {
 			mv.Role = "workspace"
 		}
@@ -153,7 +151,41 @@ func (f *Folder) Summarize() *Boundary {
 		b.Ports = append(b.Ports, PortView{Spec: spec, Bind: bind, Host: p.Host, Guest: p.Guest, Protocol: p.Protocol})
 	}
 	b.Secrets = f.secrets(&b.Problems)
+	b.Settings = settings(root)
 	return b
+}
+
+// mountView is how one mount reaches the guest, with the key table's
+// verdict and the mount policy's plain refusals.
+func (f *Folder) mountView(m schema.Mount) MountView {
+	mv := MountView{Guest: m.Target, Access: "rw", Kind: m.Kind, Verdict: schema.Shown.String()}
+	if m.Readonly {
+		mv.Access = "ro"
+	}
+	switch m.Kind {
+	case "bind":
+		mv.Source = m.Bind
+		mv.Host = f.HostPath(m.Bind)
+		mv.UnderHome = f.underHome(mv.Host)
+		real, dir := schema.ResolvePath(filepath.Clean(mv.Host)), schema.ResolvePath(f.Dir)
+		mv.Outside = !mv.UnderHome && !schema.Within(real, dir)
+		if strings.Contains(m.Bind, "${") {
+			mv.Refused = "${…}: " + schema.ExpandRefused
+		} else if re := f.mountRules().HostFolder(real, true); re != nil {
+			mv.Refused = "it " + re.Why // refused even with consent
+		}
+		if mv.Refused != "" {
+			mv.Verdict, mv.Outside = schema.Refused.String(), false
+		}
+	case "named":
+		mv.Source, mv.Verdict = m.Named, schema.Widening.String()
+	case "tmpfs":
+		mv.Source = "memory"
+	case "disk":
+		mv.Source, mv.Verdict = m.Disk, schema.Refused.String()
+		mv.Refused = "a disk image file of your host"
+	}
+	return mv
 }
 
 // underHome reports whether a host path is under $HOME and outside this
@@ -313,7 +345,11 @@ func (f *Folder) secrets(problems *[]string) []SecretView {
 	}
 	set := f.EnvFileNames()
 	for _, name := range secretOrder(data, secs) {
-		sec := secs[name]
+		sec, ok := secs[name]
+		if !ok {
+			out = append(out, SecretView{Name: name, Hosts: []string{}, Refused: true})
+			continue
+		}
 		v := SecretView{Name: name, Hosts: append([]string{}, sec.Allow...), Headers: true}
 		if sub := sec.Substitution; sub != nil {
 			v.Headers = sub.Headers == nil || *sub.Headers
@@ -340,11 +376,7 @@ func secretOrder(data []byte, secs schema.Secrets) []string {
 	var order []string
 	if d, err := yamledit.Parse(data); err == nil {
 		if root, err := d.Root(); err == nil {
-			for _, k := range yamledit.Keys(root) {
-				if _, ok := secs[k]; ok {
-					order = append(order, k)
-				}
-			}
+			order = append(order, yamledit.Keys(root)...)
 		}
 	}
 	for k := range secs {

@@ -145,6 +145,7 @@ func (c *checker) run() {
 	c.checkSecretsEnv()
 	c.checkRecord()
 	if c.sb != nil {
+		c.checkConsents()
 		c.checkMounts()
 		c.checkNetwork()
 		c.checkPorts()

@@ -3,6 +3,7 @@ package schema
 import (
 	"fmt"
 	"io/fs"
+	"os"
 	"path"
 	"path/filepath"
 	"strings"
@@ -61,9 +62,12 @@ func (c *checker) checkMounts() {
 		if re := rules.GuestPath(target, c.ownMount(m)); re != nil {
 			c.rule(SandboxFile, c.mountNode(i, "target"), f, "mount target", re)
 		}
-		if m.Bind != "" {
+		if m.Kind == "bind" {
 			if b, ok := c.checkBind(i, m, rules, binds); ok {
 				binds = append(binds, b)
+				if target == WorkspaceMount {
+					c.checkWorkspace(i, m)
+				}
 			}
 		}
 	}
@@ -105,7 +109,11 @@ func (c *checker) checkBind(i int, m Mount, rules MountRules, earlier []bindSeen
 		c.at(SandboxFile, n, SeverityError, f, "use a path relative to the outer folder", "mount %q uses ~ but $HOME is unknown", m.Bind)
 		return bindSeen{}, false
 	}
-	if re := rules.HostFolder(h, homeConsent(n)); re != nil {
+	consent := hasComment(rules.Consent(h), n)
+	if re := rules.HostFolder(h, consent); re != nil {
+		if lexical := c.lexicalPath(m.Bind); lexical != "" && lexical != h {
+			re.Why = "(a link to " + h + ") " + re.Why
+		}
 		re.Value = m.Bind
 		c.rule(SandboxFile, n, f, "mount", re)
 		return bindSeen{}, false
@@ -121,9 +129,14 @@ func (c *checker) checkBind(i int, m Mount, rules MountRules, earlier []bindSeen
 			return bindSeen{}, false
 		}
 	}
-	if c.home != "" && Within(h, c.home) && !Within(h, c.dir) {
+	switch {
+	case Within(h, c.dir):
+	case rules.Consent(h) == HomeConsent:
 		c.at(SandboxFile, n, SeverityWarning, f, "make sure nothing in it is a credential",
 			"mount %q is under your home folder $HOME, allowed by its # %s comment", m.Bind, HomeConsent)
+	default:
+		c.at(SandboxFile, n, SeverityWarning, f, "make sure nothing in it is a credential",
+			"mount %q is the host folder %s, outside the outer folder, allowed by its # %s comment", m.Bind, h, HostConsent)
 	}
 	if !m.Readonly {
 		for _, a := range c.agents {
@@ -137,9 +150,36 @@ func (c *checker) checkBind(i int, m Mount, rules MountRules, earlier []bindSeen
 	return bindSeen{index: i, host: h, readonly: m.Readonly}, true
 }
 
-// homeConsent reports whether the bind node carries the HomeConsent comment.
-func homeConsent(n *yaml.Node) bool {
-	return n != nil && strings.Contains(n.LineComment, HomeConsent)
+// checkWorkspace: what is mounted at /workspace must be a real folder
+// inside the outer folder, no symlink on the way (a committed link could
+// point anywhere, and change between validate and msb create).
+func (c *checker) checkWorkspace(i int, m Mount) {
+	n := c.mountNode(i, "bind")
+	f := fmt.Sprintf("mounts[%d]", i)
+	p := m.Bind
+	if filepath.IsAbs(p) || strings.HasPrefix(p, "~") {
+		p = c.rel(c.hostPath(p))
+	}
+	rel := filepath.Clean(filepath.FromSlash(p))
+	if filepath.IsAbs(rel) || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return // the mount policy refuses it (outside, or the folder itself)
+	}
+	cur := c.dir
+	for part := range strings.SplitSeq(rel, string(filepath.Separator)) {
+		cur = filepath.Join(cur, part)
+		fi, err := os.Lstat(cur)
+		switch {
+		case err != nil:
+			return // HostKind: msb fails to start; CheckDir does not ask for it
+		case fi.Mode()&fs.ModeSymlink != 0:
+			c.at(SandboxFile, n, SeverityError, f, "make workspace/ a real folder (rm it, then asb sync or git clone the project into it)",
+				"mount %q at /workspace goes through the symlink %s: /workspace must be a real folder inside the outer folder", m.Bind, c.rel(cur))
+			return
+		case !fi.IsDir():
+			c.at(SandboxFile, n, SeverityError, f, "make workspace/ a folder", "mount %q at /workspace is not a folder", m.Bind)
+			return
+		}
+	}
 }
 
 // checkAgentTargets refuses a writable mount over an agent's config target,

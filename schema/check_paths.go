@@ -76,3 +76,17 @@ func secretFileIn(p string) string {
 	})
 	return found
 }
+
+// lexicalPath is p made absolute as hostPath does, with no link followed.
+func (c *checker) lexicalPath(p string) string {
+	switch {
+	case p == "~" || strings.HasPrefix(p, "~/"):
+		if c.home == "" {
+			return ""
+		}
+		return filepath.Join(c.home, strings.TrimPrefix(p, "~"))
+	case !filepath.IsAbs(p):
+		return filepath.Join(c.dir, p)
+	}
+	return filepath.Clean(p)
+}

@@ -6,7 +6,8 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-var MountKeys = []string{"bind", "named", "tmpfs", "disk", "target", "readonly", "noexec", "nosuid", "nodev", "create", "format", "fstype"}
+var MountKeys = []string{"bind", "named", "tmpfs", "disk", "target", "readonly", "noexec", "nosuid", "nodev", "create", "format", "fstype",
+	"stat_virtualization", "host_permissions"}
 
 // shortMountFlags are the options of the string form msb accepts.
 var shortMountFlags = []string{"ro", "rw", "noexec", "nosuid", "nodev"}
@@ -39,6 +40,9 @@ func (l *loader) mount(n *yaml.Node, field string) (Mount, bool) {
 			good = false
 		}
 	})
+	if len(kinds) == 1 {
+		m.Kind = kinds[0]
+	}
 	return m, good && l.mountShape(n, field, m, kinds)
 }
 
@@ -69,6 +73,9 @@ func (l *loader) mountKey(m *Mount, key string, v *yaml.Node, f string) bool {
 			if !strings.HasPrefix(m.Target, "/") {
 				l.errf(v, f, "use an absolute path in the VM, e.g. /workspace", "%s %q must be an absolute guest path", f, m.Target)
 				ok = false
+			} else if guestDotDot(m.Target) {
+				l.errf(v, f, "write the guest path without ..", "%s %q contains .., which msb rejects", f, m.Target)
+				ok = false
 			} else if m.Target == "/" {
 				l.errf(v, f, "mount below /, e.g. /workspace", "%s: msb cannot mount a volume at the guest root /", f)
 				ok = false
@@ -86,6 +93,10 @@ func (l *loader) mountKey(m *Mount, key string, v *yaml.Node, f string) bool {
 		m.Create, ok = l.oneOf(v, f, "ensure-exists", "create")
 	case "format":
 		m.Format, ok = l.oneOf(v, f, "raw", "qcow2", "vmdk")
+	case "stat_virtualization":
+		m.StatVirtualization, ok = l.oneOf(v, f, "strict", "relaxed", "off")
+	case "host_permissions":
+		m.HostPermissions, ok = l.oneOf(v, f, "private", "mirror")
 	case "fstype":
 		if m.Fstype, ok = l.str(v, f); ok && (m.Fstype == "" || strings.ContainsAny(m.Fstype, ",;:=")) {
 			l.errf(v, f, "use a filesystem name such as ext4", "%s must be non-empty and free of , ; : =", f)
@@ -106,6 +117,8 @@ func (l *loader) mountShape(n *yaml.Node, field string, m Mount, kinds []string)
 		l.errf(n, field, "add target: /GUEST/PATH", "%s has no target", field)
 	case m.Create != "" && kinds[0] != "named":
 		l.errf(l.at[field+".create"], field+".create", "remove create, or use named: VOLUME", "%s.create is only valid for a named mount", field)
+	case (m.StatVirtualization != "" || m.HostPermissions != "") && kinds[0] != "bind" && kinds[0] != "named":
+		l.errf(n, field, "remove them, or use bind: or named:", "%s: stat_virtualization and host_permissions are only valid for a bind or named mount", field)
 	case (m.Format != "" || m.Fstype != "") && kinds[0] != "disk":
 		l.errf(n, field, "remove format and fstype, or use disk: ./IMAGE", "%s: format and fstype are only valid for a disk mount", field)
 	default:
@@ -127,31 +140,22 @@ func (l *loader) shortMount(n *yaml.Node, field string) (Mount, bool) {
 		return m, false
 	}
 	m.Target = parts[1]
+	if guestDotDot(m.Target) {
+		l.errf(n, field, "write the guest path without ..", "mount %q: the guest path contains .., which msb rejects", n.Value)
+		return m, false
+	}
 	if len(parts) == 3 {
-		for opt := range strings.SplitSeq(parts[2], ",") {
-			switch opt {
-			case "ro":
-				m.Readonly = true
-			case "rw":
-				m.Readonly = false
-			case "noexec":
-				m.Noexec = true
-			case "nosuid":
-				m.Nosuid = true
-			case "nodev":
-				m.Nodev = true
-			default:
-				l.errf(n, field, "use the options "+strings.Join(shortMountFlags, ", ")+", separated by commas",
-					"mount %q: option %q is not valid here", n.Value, opt)
-				return m, false
-			}
+		if why := shortOptions(&m, parts[2]); why != "" {
+			l.errf(n, field, "use the options "+strings.Join(shortMountFlags, ", ")+", uid=N,gid=N or quota=SIZE, each once, separated by commas",
+				"mount %q: %s", n.Value, why)
+			return m, false
 		}
 	}
 	// Like docker, a source that is not a path names a volume.
 	if src := parts[0]; strings.HasPrefix(src, ".") || strings.HasPrefix(src, "/") || strings.HasPrefix(src, "~") || strings.Contains(src, "/") {
-		m.Bind = src
+		m.Bind, m.Kind = src, "bind"
 	} else {
-		m.Named = src
+		m.Named, m.Kind = src, "named"
 	}
 	return m, true
 }

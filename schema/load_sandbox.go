@@ -10,19 +10,27 @@ import (
 )
 
 var (
-	msbSizeRe     = regexp.MustCompile(`^[0-9]+(\.[0-9]+)?[MmGg]?$`)
+	msbSizeRe     = regexp.MustCompile(`^([0-9]+[MmGg]?|[0-9]*\.[0-9]+[Gg])$`)
 	msbDurationRe = regexp.MustCompile(`^[0-9]+[smh]?$`)
 )
 
 // ParseMsbSize checks a size the way msb 0.7.2 reads memory and tmpfs sizes:
-// a number, optionally with a fraction, and an optional unit M or G (MiB when
-// there is none). msb rejects K, T, MB, GiB and the like.
+// a whole number with an optional unit M or G (MiB when there is none), or
+// a fraction of G (1.5G, .5G), below 4194304G. msb rejects K, T, MB, GiB
+// and the like.
 func ParseMsbSize(s string) error {
 	if !msbSizeRe.MatchString(s) {
 		return fmt.Errorf("size %q is not a number with an optional unit M or G (e.g. 512M, 4G)", s)
 	}
-	if f, err := strconv.ParseFloat(strings.TrimRight(s, "MmGg"), 64); err != nil || f <= 0 {
+	f, err := strconv.ParseFloat(strings.TrimRight(s, "MmGg"), 64)
+	if err != nil || f <= 0 {
 		return fmt.Errorf("size %q must be greater than 0", s)
+	}
+	if strings.HasSuffix(strings.ToUpper(s), "G") {
+		f *= 1024
+	}
+	if f >= 1<<32 {
+		return fmt.Errorf("size %q is too large (msb reads at most 4194303G)", s)
 	}
 	return nil
 }
@@ -60,6 +68,7 @@ func (l *loader) sandbox(data []byte) (*Sandbox, *yaml.Node) {
 		l.errf(top, "", "write at least `image: NAME`, or run asb init again", "the file has no settings; msb needs a YAML mapping")
 		return nil, top
 	}
+	l.judgeKeys(top)
 	sb := &Sandbox{}
 	ok := l.mapping(top, "", SandboxKeys, func(key string, _, v *yaml.Node) {
 		if isNull(v) {
@@ -90,15 +99,15 @@ var sandboxKey = map[string]func(l *loader, sb *Sandbox, key string, v *yaml.Nod
 	"max_duration": func(l *loader, sb *Sandbox, k string, v *yaml.Node) { sb.MaxDuration, _ = l.duration(v, k) },
 	"idle_timeout": func(l *loader, sb *Sandbox, k string, v *yaml.Node) { sb.IdleTimeout, _ = l.duration(v, k) },
 	"workdir":      func(l *loader, sb *Sandbox, k string, v *yaml.Node) { sb.Workdir, _ = l.str(v, k) },
-	"shell":        func(l *loader, sb *Sandbox, k string, v *yaml.Node) { sb.Shell, _ = l.str(v, k) },
+	"shell":        func(l *loader, sb *Sandbox, k string, v *yaml.Node) { sb.Shell, _ = l.nonEmpty(v, k) },
 	"user":         func(l *loader, sb *Sandbox, k string, v *yaml.Node) { sb.User, _ = l.str(v, k) },
-	"hostname":     func(l *loader, sb *Sandbox, k string, v *yaml.Node) { sb.Hostname, _ = l.str(v, k) },
+	"hostname":     func(l *loader, sb *Sandbox, k string, v *yaml.Node) { sb.Hostname, _ = l.nonEmpty(v, k) },
 	"security": func(l *loader, sb *Sandbox, k string, v *yaml.Node) {
 		sb.Security, _ = l.oneOf(v, k, "default", "restricted")
 	},
 	"entrypoint":  func(l *loader, sb *Sandbox, k string, v *yaml.Node) { l.argv(v, k, &sb.Entrypoint) },
 	"cmd":         func(l *loader, sb *Sandbox, k string, v *yaml.Node) { l.argv(v, k, &sb.Cmd) },
-	"env":         func(l *loader, sb *Sandbox, k string, v *yaml.Node) { sb.Env = l.strMap(v, k) },
+	"env":         func(l *loader, sb *Sandbox, k string, v *yaml.Node) { sb.Env = l.env(v, k) },
 	"labels":      func(l *loader, sb *Sandbox, k string, v *yaml.Node) { sb.Labels = l.strMap(v, k) },
 	"scripts":     func(l *loader, sb *Sandbox, k string, v *yaml.Node) { sb.Scripts = l.strMap(v, k) },
 	"rlimits":     func(l *loader, sb *Sandbox, k string, v *yaml.Node) { l.mappingList(v, k, &sb.Rlimits) },
@@ -114,8 +123,7 @@ var sandboxKey = map[string]func(l *loader, sb *Sandbox, key string, v *yaml.Nod
 
 func (l *loader) image(sb *Sandbox, key string, v *yaml.Node) {
 	if v.Kind == yaml.MappingNode {
-		l.at[key] = v
-		l.errf(v, key, "write the image reference as a string, e.g. image: \"name:tag\"", "image as an object is not supported by asb")
+		l.at[key] = v // refused by the key table (judgeKeys)
 		return
 	}
 	sb.Image, _ = l.str(v, key)
@@ -158,9 +166,13 @@ func (l *loader) anyMapping(v *yaml.Node, key string, dst *yaml.Node) {
 	}
 }
 
-// argv keeps v (a list of strings) in dst.
+// argv keeps v (a list of strings) in dst; msb needs a program first.
 func (l *loader) argv(v *yaml.Node, key string, dst *yaml.Node) {
-	if l.strList(v, key) != nil {
+	if args := l.strList(v, key); args != nil {
+		if len(args) > 0 && args[0] == "" {
+			l.errf(v.Content[0], key+"[0]", "name the program to run first", "%s: the program (the first item) is empty; msb rejects it", key)
+			return
+		}
 		*dst = *v
 	}
 }

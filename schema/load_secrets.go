@@ -23,6 +23,7 @@ func (l *loader) secrets(data []byte) (Secrets, *yaml.Node) {
 			"the file has no secrets; msb needs a YAML mapping of secret names")
 		return nil, top
 	}
+	l.expansions(top, "")
 	out := Secrets{}
 	ok := l.mapping(top, "", nil, func(name string, k, v *yaml.Node) {
 		l.at[name+".key"] = k
@@ -62,7 +63,7 @@ func (l *loader) secretKey(s *Secret, name, key string, v *yaml.Node) bool {
 	case "value":
 		s.Value, ok = l.secretValue(v, name, f)
 	case "placeholder":
-		s.Placeholder, ok = l.str(v, f)
+		s.Placeholder, ok = l.nonEmpty(v, f)
 	case "allow":
 		s.Allow, ok = l.strList(v, f), true
 	case "substitution":
@@ -88,13 +89,14 @@ func (l *loader) secretValue(v *yaml.Node, name, f string) (string, bool) {
 		return "", false
 	}
 	l.at[f] = v
-	if strings.HasPrefix(v.Value, "${") && strings.HasSuffix(v.Value, "}") {
-		if _, ok := EnvRef(v.Value); !ok {
-			// Only ${NAME} is an env reference for msb.
-			l.errf(v, f, "use ${NAME} with NAME of letters, digits and _, not starting with a digit",
-				"%s is an unsupported environment expression; msb accepts only ${NAME}", f)
-			return v.Value, false
-		}
+	ref, isRef := EnvRef(v.Value)
+	// (A name that is no variable name is CheckDir's error: SecretName.)
+	if strings.Contains(v.Value, "${") && ValidEnvName(name) && !(isRef && ref == name) {
+		// msb expands any other ${…} into a literal (stored in plain text),
+		// or reads another binding's variable.
+		l.errf(v, f, fmt.Sprintf("write value: \"${%s}\" and put the real value in secrets.env as %s=…", envGuess(name), envGuess(name)),
+			"not supported by asb: %s other than \"${%s}\", because the binding must read the variable of its own name (msb would expand any other form from the host environment)", f, name)
+		return v.Value, false
 	}
 	return v.Value, true
 }
@@ -121,6 +123,11 @@ func (l *loader) substitution(v *yaml.Node, f string) (*Substitution, bool) {
 			sub.Body = b
 		}
 	})
+	on := func(b *bool, dflt bool) bool { return (b == nil && dflt) || (b != nil && *b) }
+	if ok && good && !on(sub.Headers, true) && !on(sub.Query, false) && !on(sub.Body, false) {
+		l.errf(v, f, "set at least one of headers, query, body to true, or remove the secret", "%s: every place is false; msb needs at least one place to substitute", f)
+		return sub, false
+	}
 	return sub, ok && good
 }
 
@@ -133,3 +140,28 @@ func envGuess(name string) string {
 
 // countLines counts lines as YAML does: \r\n, \r, \n, NEL, LS and PS each
 // end one.
+
+// expansions refuses ${…} anywhere in secrets.yaml but a binding's value
+// (secretValue judges that one): msb expands it from the host environment.
+func (l *loader) expansions(n *yaml.Node, field string) {
+	switch n.Kind {
+	case yaml.ScalarNode:
+		if strings.Contains(n.Value, "${") {
+			l.errf(n, field, "write the value itself", "not supported by asb: ${…} in %s, because %s", orFile(field), ExpandRefused)
+		}
+	case yaml.SequenceNode:
+		for i, c := range n.Content {
+			l.expansions(c, fmt.Sprintf("%s[%d]", field, i))
+		}
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			f := joinField(field, k.Value)
+			l.expansions(k, field)
+			if strings.Count(f, ".") == 1 && strings.HasSuffix(f, ".value") {
+				continue
+			}
+			l.expansions(v, f)
+		}
+	}
+}

@@ -23,7 +23,7 @@ func TestLoadSandboxDecodes(t *testing.T) {
 env:
   A: "1"
 ` + "pull_policy: never\n"
-	src = replace(src, "mounts:\n", "mounts:\n  - \"./data:/data:ro,noexec\"\n  - \"cache:/cache\"\n  - tmpfs: {size: 64M}\n    target: /tmp\n  - disk: ./x.img\n    target: /disk\n    format: raw\n    fstype: ext4\n")
+	src = replace(src, "mounts:\n", "mounts:\n  - \"./data:/data:ro,noexec\"\n  - \"cache:/cache\" # asb: allow-volume\n  - tmpfs: {size: 64M}\n    target: /tmp\n")
 	sb, root, probs := schema.LoadSandbox("sandbox.yaml", []byte(src))
 	assertProblems(t, probs)
 	if root == nil || sb == nil {
@@ -33,12 +33,11 @@ env:
 		t.Errorf("scalars = %+v", sb)
 	}
 	want := []schema.Mount{
-		{Short: "./data:/data:ro,noexec", Bind: "./data", Target: "/data", Readonly: true, Noexec: true},
-		{Short: "cache:/cache", Named: "cache", Target: "/cache"},
-		{Tmpfs: &schema.TmpfsOpts{Size: "64M"}, Target: "/tmp"},
-		{Disk: "./x.img", Target: "/disk", Format: "raw", Fstype: "ext4"},
-		{Bind: "./workspace", Target: "/workspace"},
-		{Bind: "./opencode", Target: "/home/dev/.config/opencode", Readonly: true},
+		{Short: "./data:/data:ro,noexec", Kind: "bind", Bind: "./data", Target: "/data", Readonly: true, Noexec: true},
+		{Short: "cache:/cache", Kind: "named", Named: "cache", Target: "/cache"},
+		{Kind: "tmpfs", Tmpfs: &schema.TmpfsOpts{Size: "64M"}, Target: "/tmp"},
+		{Kind: "bind", Bind: "./workspace", Target: "/workspace"},
+		{Kind: "bind", Bind: "./opencode", Target: "/home/dev/.config/opencode", Readonly: true},
 	}
 	if len(sb.Mounts) != len(want) {
 		t.Fatalf("mounts = %+v", sb.Mounts)

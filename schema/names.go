@@ -6,6 +6,7 @@ package schema
 
 import (
 	"fmt"
+	"net/netip"
 	"regexp"
 	"strconv"
 	"strings"
@@ -150,13 +151,24 @@ func ParsePort(s string) (PortSpec, error) {
 			return p, fmt.Errorf("port %q: protocol must be tcp or udp", s)
 		}
 	}
+	if rest, ok := strings.CutPrefix(spec, "["); ok {
+		// [IPv6]:HOST:GUEST, as msb reads it
+		addr, ports, found := strings.Cut(rest, "]:")
+		a, err := netip.ParseAddr(addr)
+		if !found || err != nil || !a.Is6() || a.Zone() != "" {
+			return p, fmt.Errorf("port %q: bind address %q is not an IPv6 address", s, addr)
+		}
+		p.Bind, spec = addr, "x:"+ports
+	}
 	parts := strings.Split(spec, ":")
 	switch len(parts) {
 	case 2:
 	case 3:
-		p.Bind = parts[0]
+		if p.Bind == "" {
+			p.Bind = parts[0]
+		}
 		parts = parts[1:]
-		if !validIPv4(p.Bind) {
+		if !validIPv4(p.Bind) && !strings.Contains(p.Bind, ":") {
 			return p, fmt.Errorf("port %q: bind address %q is not an IPv4 address", s, p.Bind)
 		}
 	default:
@@ -175,7 +187,10 @@ func ParsePort(s string) (PortSpec, error) {
 // String renders the spec back in msb's form.
 func (p PortSpec) String() string {
 	s := fmt.Sprintf("%d:%d", p.Host, p.Guest)
-	if p.Bind != "" {
+	switch {
+	case strings.Contains(p.Bind, ":"):
+		s = "[" + p.Bind + "]:" + s
+	case p.Bind != "":
 		s = p.Bind + ":" + s
 	}
 	if p.Protocol != "" && p.Protocol != "tcp" {

@@ -5,6 +5,8 @@ import (
 	"net/netip"
 	"slices"
 	"strings"
+
+	"golang.org/x/net/publicsuffix"
 )
 
 // The rules on the values a user gives asb: secret names, hosts, ports,
@@ -83,6 +85,8 @@ var prefixOwner = map[string]string{"MSB_": "msb (its placeholders are MSB_<NAME
 // whole top-level domain.
 func Host(s string) *RuleError {
 	fix := "use a domain name such as api.github.com or *.example.com (no scheme, port, path or IP address)"
+	// msb compares names without case and without the root's trailing dot.
+	h := strings.ToLower(strings.TrimSuffix(s, "."))
 	switch {
 	case strings.TrimSpace(s) == "":
 		return &RuleError{Why: "a host is empty", Fix: fix}
@@ -90,12 +94,25 @@ func Host(s string) *RuleError {
 		return &RuleError{Value: s, Why: "is a URL, not a host", Fix: "give its host alone, e.g. " + hostOfURL(s)}
 	case isIP(s):
 		return &RuleError{Value: s, Why: "is an IP address; msb allows domains", Fix: fix}
-	case !ValidHost(s):
-		return &RuleError{Value: s, Why: "is not a domain name", Fix: fix}
-	case strings.HasPrefix(s, "*.") && strings.Count(s, ".") < 2:
+	case strings.HasPrefix(h, ".") && ValidHost(h[1:]):
+		return &RuleError{Value: s, Why: "starts with a dot: not supported by asb, because it is unclear whether it means the name or every name below it",
+			Fix: "write " + h[1:] + " or *." + h[1:]}
+	case strings.HasPrefix(h, "*.") && strings.Count(h, ".") < 2:
 		return &RuleError{Value: s, Why: "would allow a whole top-level domain (msb refuses it)", Fix: "name the domain, e.g. *.example.com"}
+	case !ValidHost(h):
+		return &RuleError{Value: s, Why: "is not a domain name", Fix: fix}
+	case strings.HasPrefix(h, "*.") && isPublicSuffix(h[2:]):
+		return &RuleError{Value: s, Why: "is a wildcard over the public suffix " + h[2:] + ": not supported by asb, because every site anyone registers under it would be reachable",
+			Fix: "name the site below it, e.g. *.example." + h[2:]}
 	}
 	return nil
+}
+
+// isPublicSuffix reports whether name is a suffix under which anyone can
+// register a name (co.uk, github.io, workers.dev), by the Public Suffix List.
+func isPublicSuffix(name string) bool {
+	ps, _ := publicsuffix.PublicSuffix(name)
+	return ps == name
 }
 
 func hostOfURL(s string) string {
@@ -143,8 +160,10 @@ func PortConflict(specs []PortSpec) (int, *RuleError) {
 // number and protocol on the same address (0.0.0.0 takes them all).
 func SameHostPort(a, b PortSpec) bool {
 	return a.Host == b.Host && a.Protocol == b.Protocol &&
-		(bindOf(a) == bindOf(b) || bindOf(a) == "0.0.0.0" || bindOf(b) == "0.0.0.0")
+		(bindOf(a) == bindOf(b) || anyAddr(bindOf(a)) || anyAddr(bindOf(b)))
 }
+
+func anyAddr(s string) bool { return s == "0.0.0.0" || s == "::" }
 
 func bindOf(p PortSpec) string {
 	if p.Bind == "" {
@@ -171,15 +190,27 @@ func CPUs(n int) *RuleError {
 	return nil
 }
 
-// Memory is the rule on the VM's memory: a size msb reads (M or G), at
-// least MinMemoryMiB.
+// MaxMemoryMiB is the most memory asb gives a VM (1024G); msb itself
+// takes up to 4194303G and fails only when the VM boots.
+const MaxMemoryMiB = 1024 * 1024
+
+// Memory is the rule on the VM's memory: a size msb reads (M or G), from
+// MinMemoryMiB to MaxMemoryMiB.
 func Memory(s string) *RuleError {
 	mib, err := ParseSize(s)
+	if err != nil && strings.Contains(err.Error(), "too large") {
+		return &RuleError{Value: s, Why: "is too large: msb reads at most 4194303G (and asb gives a VM at most 1024G)",
+			Fix: fmt.Sprintf("give the VM at most %dG", MaxMemoryMiB/1024)}
+	}
 	if err != nil {
 		return &RuleError{Value: s, Why: "is not a size msb reads", Fix: "use a number with a unit M or G, e.g. 512M or 4G (msb reads no other unit)"}
 	}
 	if mib < MinMemoryMiB {
 		return &RuleError{Value: s, Why: fmt.Sprintf("is %d MiB, too little for the agent", mib), Fix: fmt.Sprintf("give the VM at least %dM", MinMemoryMiB)}
+	}
+	if mib > MaxMemoryMiB {
+		return &RuleError{Value: s, Why: fmt.Sprintf("is %d MiB: not supported by asb, because no host has it (msb would fail only at boot)", mib),
+			Fix: fmt.Sprintf("give the VM at most %dG", MaxMemoryMiB/1024)}
 	}
 	return nil
 }

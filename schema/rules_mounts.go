@@ -7,6 +7,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"unicode/utf8"
 )
 
 // The mount policy: which host folders a VM may see, and where. A mount
@@ -21,13 +22,14 @@ import (
 const HomeConsent = "asb: allow-home"
 
 // hostSystem are host folders a mount may be neither of nor under.
-var hostSystem = []string{"/etc", "/proc", "/sys", "/dev", "/boot", "/root", "/run", "/var/run", "/bin", "/sbin",
-	"/lib", "/lib32", "/lib64", "/libx32", "/usr", "/var/lib/docker", "/var/lib/containers", "/var/lib/containerd",
-	"/var/lib/kubelet", "/System", "/Library", "/private"}
+// All of /var is the host's: its state (/var/lib), logs, mail, caches and
+// the engines' stores (/var/lib/docker, /var/lib/containers).
+var hostSystem = []string{"/etc", "/proc", "/sys", "/dev", "/boot", "/root", "/run", "/var", "/bin", "/sbin",
+	"/lib", "/lib32", "/lib64", "/libx32", "/usr", "/System", "/Library", "/private"}
 
-// hostTops are host folders a mount may be under, but not of (all of /var
-// or /opt is the host's; /var/data is a user's).
-var hostTops = []string{"/var", "/opt", "/srv", "/home", "/Users", "/mnt", "/media", "/Volumes", "/tmp"}
+// hostTops are host folders a mount may be under (with consent), but not
+// of (all of /opt is the host's; /opt/data may be a user's).
+var hostTops = []string{"/opt", "/srv", "/home", "/Users", "/mnt", "/media", "/Volumes", "/tmp"}
 
 // engineSockets are the container engines' sockets: who can reach one is
 // root on the host, so no mount may hold one (nor its folder, nor above).
@@ -53,10 +55,15 @@ type MountRules struct {
 }
 
 // HostFolder judges the host side of a bind: host is absolute, cleaned and
-// symlink-resolved; homeOK is the user's consent to a folder under $HOME.
-func (m MountRules) HostFolder(host string, homeOK bool) *RuleError {
+// symlink-resolved. A folder inside the outer folder is the default; any
+// other needs consent (the comment Consent(host) names beside it), and
+// the host's own folders stay refused even with consent.
+func (m MountRules) HostFolder(host string, consent bool) *RuleError {
 	fix := "mount a folder that holds only what the agent needs, e.g. ./workspace or a data folder of its own"
 	switch {
+	case !utf8.ValidString(host):
+		return &RuleError{Value: strings.ToValidUTF8(host, "\uFFFD"), Why: "is not valid UTF-8: sandbox.yaml (YAML) can only hold UTF-8 paths",
+			Fix: "rename the folder to a UTF-8 name, or mount a folder above it"}
 	case host == "/":
 		return &RuleError{Value: host, Why: "is the host's whole filesystem", Fix: fix}
 	case host == m.Dir:
@@ -65,6 +72,14 @@ func (m MountRules) HostFolder(host string, homeOK bool) *RuleError {
 		return &RuleError{Value: host, Why: "holds the outer folder: the VM would see secrets.env and sandbox.yaml", Fix: fix}
 	case m.Home != "" && Within(m.Home, host):
 		return &RuleError{Value: host, Why: "holds your home folder $HOME", Fix: fix}
+	}
+	for _, sock := range m.sockets() {
+		if Within(sock, host) {
+			return &RuleError{Value: host, Why: "holds " + sock + ", a container engine's socket: whoever reaches it is root on the host", Fix: fix}
+		}
+	}
+	if Within(host, m.Dir) {
+		return nil
 	}
 	for _, s := range hostSystem {
 		if Within(host, s) {
@@ -76,16 +91,24 @@ func (m MountRules) HostFolder(host string, homeOK bool) *RuleError {
 			return &RuleError{Value: host, Why: "is a whole system folder of the host", Fix: fix}
 		}
 	}
-	for _, sock := range m.sockets() {
-		if Within(sock, host) {
-			return &RuleError{Value: host, Why: "holds " + sock + ", a container engine's socket: whoever reaches it is root on the host", Fix: fix}
-		}
+	if consent {
+		return nil
 	}
-	if m.Home != "" && Within(host, m.Home) && !Within(host, m.Dir) && !homeOK {
+	if c := m.Consent(host); c == HomeConsent {
 		return &RuleError{Value: host, Why: "is under your home folder $HOME, which holds your keys, tokens and history",
-			Fix: "mount a folder outside $HOME, or, if you mean it, add it with asb mount add --allow-home (it writes the comment # " + HomeConsent + ")"}
+			Fix: "mount a folder inside the outer folder, or, if you mean it, add it with asb mount add --allow-home (it writes the comment # " + HomeConsent + ")"}
 	}
-	return nil
+	return &RuleError{Value: host, Why: "is outside the outer folder (symlinks followed), and nothing says the VM may see it",
+		Fix: "mount a folder inside the outer folder, or, if you mean it, write the comment # " + HostConsent + " at the end of its line (asb mount add --allow-home writes it)"}
+}
+
+// Consent is the comment that allows a bind of host (outside the outer
+// folder): HomeConsent under $HOME, HostConsent elsewhere.
+func (m MountRules) Consent(host string) string {
+	if m.Home != "" && Within(host, m.Home) {
+		return HomeConsent
+	}
+	return HostConsent
 }
 
 // sockets are the engine sockets of this host that exist, the user's own

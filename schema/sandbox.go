@@ -50,6 +50,9 @@ var SandboxKeys = []string{"image", "pull_policy", "registry", "cpus", "memory",
 type Mount struct {
 	// Short is set when the entry was written as a string.
 	Short string `yaml:"-" json:"-"`
+	// Kind is bind, named, tmpfs or disk, as the loader read it (a bind of
+	// "" is still a bind: msb resolves it to the config's folder).
+	Kind string `yaml:"-" json:"-"`
 
 	Bind     string     `yaml:"bind,omitempty" json:"bind,omitempty"`
 	Named    string     `yaml:"named,omitempty" json:"named,omitempty"`
@@ -63,6 +66,10 @@ type Mount struct {
 	Create   string     `yaml:"create,omitempty" json:"create,omitempty"` // named only: ensure-exists or create
 	Format   string     `yaml:"format,omitempty" json:"format,omitempty"` // disk only: raw, qcow2, vmdk
 	Fstype   string     `yaml:"fstype,omitempty" json:"fstype,omitempty"` // disk only, e.g. ext4
+	// StatVirtualization (strict, relaxed, off) and HostPermissions
+	// (private, mirror): bind and named only.
+	StatVirtualization string `yaml:"stat_virtualization,omitempty" json:"stat_virtualization,omitempty"`
+	HostPermissions    string `yaml:"host_permissions,omitempty" json:"host_permissions,omitempty"`
 }
 
 // TmpfsOpts are the options of a tmpfs mount.

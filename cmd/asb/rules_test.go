@@ -64,7 +64,7 @@ func TestOneRuleEveryDoor(t *testing.T) {
 			[]door{
 				{"init --secret", initWith("--secret", "V@x.example.com")},
 				{"secret add", edit("secret", "add", "V", "--allow", "x.example.com")},
-				{"validate secrets.yaml", validate("secrets.yaml", secrets+"V: {value: \"${OPENCODE_API_KEY}\", allow: [\"x.example.com\"]}\n")},
+				{"validate secrets.yaml", validate("secrets.yaml", secrets+"V: {value: \"${V}\", allow: [\"x.example.com\"]}\n")},
 			}},
 		{"host", []string{"1.2.3.4", "https://x.example.com/a", "localhost", "*.com", "exa mple.com", "x.example.com:443"},
 			func(v string) string { return schema.Host(v).Why },
@@ -75,7 +75,7 @@ func TestOneRuleEveryDoor(t *testing.T) {
 				{"network deny", edit("network", "deny", "V")},
 				{"secret add", edit("secret", "add", "TOKEN", "--allow", "V")},
 				{"validate network.allow", validate("sandbox.yaml", strings.Replace(sandbox(""), `"x.example.com"]`, `"x.example.com", "V"]`, 1))},
-				{"validate secret allow", validate("secrets.yaml", secrets+"TOKEN: {value: \"${OPENCODE_API_KEY}\", allow: [\"V\"]}\n")},
+				{"validate secret allow", validate("secrets.yaml", secrets+"TOKEN: {value: \"${TOKEN}\", allow: [\"V\"]}\n")},
 			}},
 		{"port", []string{"80", "0:80", "8080:99999", "1.2.3:80:80", "80:80/sctp"},
 			func(v string) string { _, re := schema.Port(v); return re.Why },

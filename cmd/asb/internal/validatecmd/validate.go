@@ -25,6 +25,9 @@ type Options struct {
 
 	Dir    string // as given; "" means walk up from the working directory
 	Format string // text or json
+	// Quiet prints errors only, and nothing when there is none (vm:create
+	// checks again right before msb create).
+	Quiet bool
 }
 
 // NewCmd returns `asb validate`.
@@ -70,6 +73,7 @@ there is an error, 0 when there are only warnings.`,
 		},
 	}
 	cmd.Flags().StringVar(&opts.Format, "format", "text", "output format: text or json")
+	cmd.Flags().BoolVarP(&opts.Quiet, "quiet", "q", false, "print errors only, and nothing when there is none")
 	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions([]string{"text", "json"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
@@ -105,9 +109,13 @@ func Run(ctx context.Context, o *Options) error {
 		}
 	} else {
 		for _, p := range probs {
-			fmt.Fprintln(o.IO.Out, p.String())
+			if !o.Quiet || p.Severity == schema.SeverityError {
+				fmt.Fprintln(o.IO.Out, p.String())
+			}
 		}
-		fmt.Fprintln(o.IO.Out, Summary(nerr, nwarn))
+		if !o.Quiet || nerr > 0 {
+			fmt.Fprintln(o.IO.Out, Summary(nerr, nwarn))
+		}
 	}
 	if nerr > 0 {
 		return &cmdutil.SilentError{Code: 1}
