@@ -125,6 +125,14 @@ func CapsOf(version string) (MSBCaps, error) {
 	return c, nil
 }
 
+// AtLeast reports whether the release is v or later (v as the table
+// writes versions: "0.7.5").
+func (c MSBCaps) AtLeast(v string) bool {
+	got, ok := parseVersion(c.Version)
+	want, ok2 := parseVersion(v)
+	return ok && ok2 && compare(got, want) >= 0
+}
+
 // MustCaps is CapsOf for a version written in code (tests, defaults).
 func MustCaps(version string) MSBCaps {
 	c, err := CapsOf(version)
