@@ -15,8 +15,8 @@ import (
 // asb/msb-version.json in the user's cache folder.
 const MSBCacheEnv = "ASB_MSB_CACHE"
 
-// ErrNoMSB is DetectMSB's error when no msb is on PATH.
-var ErrNoMSB = errors.New("msb is not on PATH")
+// ErrNoMSB is the error when no msb is on PATH: MissingMSB's message.
+var ErrNoMSB = errors.New(MissingMSB())
 
 // DetectMSB finds msb on PATH and looks its version up in the table. It
 // runs `msb --version` once per binary: the answer is kept per real path,
@@ -25,7 +25,7 @@ var ErrNoMSB = errors.New("msb is not on PATH")
 func DetectMSB(ctx context.Context, h Host) (string, MSBCaps, error) {
 	p, err := h.LookPath("msb")
 	if err != nil {
-		return "", MSBCaps{}, fmt.Errorf("%w: %s", ErrNoMSB, MissingMSB())
+		return "", MSBCaps{}, ErrNoMSB
 	}
 	key := p
 	if real, err := h.EvalSymlinks(p); err == nil {
@@ -69,7 +69,7 @@ func NeedMSB(look func(string) (string, error), tasks []string) error {
 	}
 	for _, t := range tasks {
 		if t != "image:build" && t != "image:base" {
-			return errors.New(MissingMSB())
+			return ErrNoMSB
 		}
 	}
 	return nil

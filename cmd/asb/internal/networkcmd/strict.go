@@ -22,11 +22,7 @@ func withHostnames(ctx context.Context, fac *cmdutil.Factory, f *outer.Folder, p
 	secData, _ := f.Current(outer.SecretsFile)
 	secs, _, _ := schema.LoadSecrets(outer.SecretsFile, secData)
 	caps := host.MustCaps(host.NewestKnownMSB)
-	h := fac.Host
-	if h == nil {
-		h = host.SystemHost{}
-	}
-	if _, c, err := host.DetectMSB(ctx, h); err == nil && !c.Older {
+	if _, c, err := host.DetectMSB(ctx, host.SystemHost{}); err == nil && !c.Older {
 		caps = c
 	} else if nw == nil || nw.Strict == nil {
 		fmt.Fprintf(fac.IO.ErrOut, "asb: no msb to ask (%v): judged as msb %s would\n", err, caps.Row)
