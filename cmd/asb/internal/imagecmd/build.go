@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
 	"github.com/agents-sandbox/asb/cmd/asb/internal/cmdutil"
 	"github.com/agents-sandbox/asb/outer"
@@ -66,9 +67,9 @@ func runBuild(ctx context.Context, o *Options, argv []string) error {
 	}
 	fmt.Fprintf(errOut, "asb: the base image %s cannot be pulled (no registry reachable from here)\n", ref)
 	if interactive(o.Factory.IO.In) {
-		yes, _ := cmdutil.Confirm(bufio.NewReader(o.Factory.IO.In), errOut,
-			fmt.Sprintf("Build %s from Debian's packages instead (about half a minute)? [Y/n] ", local))
-		if !yes {
+		fmt.Fprintf(errOut, "Build %s from Debian's packages instead (about half a minute)? [Y/n] ", local)
+		line, _ := bufio.NewReader(o.Factory.IO.In).ReadString('\n')
+		if a := strings.ToLower(strings.TrimSpace(line)); a != "" && a != "y" && a != "yes" {
 			return fmt.Errorf("no base image to build on: run asb task image:base -- after setting ARG BASE_IMAGE=%s in %s, or make %s pullable", local, outer.DockerfileFile, ref)
 		}
 	}
@@ -157,6 +158,5 @@ func interactive(in io.Reader) bool {
 	if !ok {
 		return false
 	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
+	return term.IsTerminal(int(f.Fd()))
 }
