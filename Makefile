@@ -21,17 +21,23 @@ install:
 # Installs asb (and the real tools), lays down an outer folder for OpenCode
 # in ./demo, and shows what it is: the boundary, the tasks, the commands the
 # first `asb task agent` would run, and what this host can run.
-ASB := $(shell $(GO) env GOPATH)/bin/asb
+ASB_BIN := $(or $(shell $(GO) env GOBIN),$(shell $(GO) env GOPATH)/bin)
+ASB := $(ASB_BIN)/asb
 demo: install tools
 	@rm -rf "$(DEMO_DIR)"
+	@# The msb of `make tools` goes beside asb (a link: msb finds its
+	@# libkrunfw through it), unless one is on PATH already.
+	@command -v msb >/dev/null 2>&1 || ln -sfn "$(TOOLS_DIR)/bin/msb" "$(ASB_BIN)/msb"
 	$(ASB) init --agent opencode --name asb-demo "$(DEMO_DIR)"
 	cd "$(DEMO_DIR)" && $(ASB) validate
 	cd "$(DEMO_DIR)" && $(ASB) boundary
 	cd "$(DEMO_DIR)" && $(ASB) task --list
 	cd "$(DEMO_DIR)" && $(ASB) task --dry agent
-	PATH="$(TOOLS_DIR)/bin:$$PATH" $(ASB) doctor || true
+	PATH="$(ASB_BIN):$$PATH" $(ASB) doctor || true
 	@echo
-	@echo "asb is installed as $(ASB). Next: cd $(DEMO_DIR), put your key in secrets.env, asb task agent"
+	@echo "asb is installed as $(ASB), msb as $$(PATH="$$PATH:$(ASB_BIN)" command -v msb)."
+	@case ":$$PATH:" in *":$(ASB_BIN):"*) ;; *) echo "Add them to PATH first: export PATH=\"$(ASB_BIN):\$$PATH\"";; esac
+	@echo "Next: cd $(DEMO_DIR), put your key in secrets.env, asb task agent"
 
 # The real tools the end-to-end tests drive: msb 0.7.2 (npm), podman,
 # docker.io and busybox-static (Debian). Idempotent; cached in .tools/.

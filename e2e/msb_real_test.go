@@ -186,8 +186,8 @@ func createVM(t *testing.T, extraEnv []string, overrides map[string]string) {
 		"OPENCODE_API_KEY="+canaryOpenCode,
 		"GITHUB_TOKEN="+canaryGitHub)...)
 	// vm:create first runs `{{q .ASB}} validate .`; asb's own validate is
-	// tested elsewhere, here it is `true`.
-	overrides["ASB"] = "true"
+	// tested elsewhere, here it does nothing (asbStub).
+	overrides["ASB"] = asbStub(t)
 	vm := o.vars["VM"]
 	t.Cleanup(func() {
 		// Registered after MSB_HOME: runs before it is removed.
@@ -269,4 +269,16 @@ func bootAndInspect(t *testing.T, ctx context.Context, o *outer, env []string, o
 	}
 	testenv.NoMachineLeft(t, vm, msbHome)
 	return record
+}
+
+// asbStub stands in for asb in the Taskfile: its own steps do nothing here
+// (they are tested elsewhere) but `asb image build -- BUILDER build …`, which
+// runs the build it wraps; asb msb-conf prints no flags, as for msb 0.7.2.
+func asbStub(t *testing.T) string {
+	p := filepath.Join(t.TempDir(), "asb")
+	stub := "#!/bin/sh\n[ \"$1 $2 $3\" = \"image build --\" ] || exit 0\nshift 3\nexec \"$@\"\n"
+	if err := os.WriteFile(p, []byte(stub), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

@@ -207,7 +207,7 @@ func TestRenderFlagsReachFiles(t *testing.T) {
 		"\ncpus: 4\n",
 		"\nmemory: \"8G\"\n",
 		"\nimage: \"rich:opencode-latest\"\n",
-		"\nnetwork:\n  allow:\n" +
+		"  strict: false\n  allow:\n" +
 			"    - \"opencode.ai\"\n    - \"api.github.com\"\n    - \"github.com\"\n" +
 			"    - \"registry.npmjs.org\"\n    - \"pypi.org\"\n    - \"*.pythonhosted.org\"\n",
 		"\nports:\n  - \"5173:5173\"\n  - \"127.0.0.1:8080:80\"\n  - \"9000:9000/udp\"\n",
@@ -275,7 +275,7 @@ func TestRenderNetworkModes(t *testing.T) {
 		t.Errorf("--network none: sandbox.yaml does not end in network: none:\n%s", none)
 	}
 	def := file(t, mustRender(t, sets["default"]), "sandbox.yaml")
-	if !strings.Contains(def, "\nnetwork:\n  allow:\n    - \"opencode.ai\"\n") || strings.Contains(def, "ports:") {
+	if !strings.Contains(def, "\n  strict: false\n  allow:\n    - \"opencode.ai\"\n") || strings.Contains(def, "ports:") {
 		t.Errorf("default sandbox.yaml: want only the agent's host allowed and no ports:\n%s", def)
 	}
 }
@@ -541,7 +541,7 @@ func TestMsbChecksCatchMistakes(t *testing.T) {
 		{"literal value", "base/secrets.yaml.tmpl", `value: [[ yq (print "${" .Name "}") ]]`, `value: "sk-123"`, `is not "${`},
 		{"headers off", "base/secrets.yaml.tmpl", "headers: true", "headers: false", "substitution.headers is not true"},
 		{"context sends all", "base/toolchain/dot-dockerignore.tmpl", "\n*\n", "\n", "files the build context sends"},
-		{"allow list dropped", "base/sandbox.yaml.tmpl", "network:\n  allow:", "network:\n  policy: public\n  allow:", "egress is not deny-by-default"},
+		{"allow list dropped", "base/sandbox.yaml.tmpl", "strict: false\n  allow:", "strict: false\n  policy: public\n  allow:", "egress is not deny-by-default"},
 		{"config rw", "base/sandbox.yaml.tmpl", "    readonly: true", "    readonly: false", "not mounted read-only"},
 	}
 	opts := optionSets()["rich"]

@@ -135,14 +135,48 @@ func checkMSBVersion(ctx context.Context, h Host, msb string) Check {
 		c.Fix = "msb must sit next to ../lib/libkrunfw.so.* (use a symlink, not a copy); reinstall: " + MSBInstallHint
 		return c
 	}
-	v := strings.TrimPrefix(got, "msb ")
-	if v != MSBVersion {
-		c.Status, c.Detail = StatusWarn, fmt.Sprintf("%s (asb is written for %s)", v, MSBVersion)
-		c.Fix = "other releases may reject or misread sandbox.yaml; install " + MSBVersion + ": " + MSBInstallHint
+	caps, err := CapsOf(got)
+	if err != nil {
+		c.Status, c.Detail = StatusWarn, err.Error()
 		return c
 	}
-	c.Status, c.Detail = StatusOK, v
+	return versionCheck(c, caps)
+}
+
+// versionCheck judges a release by the capability table: below 0.7.2 not
+// supported, 0.7.2 with microsandbox's own reason to upgrade, newer than
+// the table with the row asb assumes.
+func versionCheck(c Check, caps MSBCaps) Check {
+	upgrade := "install msb " + RecommendedMSB + " or later (the newest 0.7 release)"
+	switch {
+	case caps.Older:
+		c.Status, c.Blocking = StatusFail, true
+		c.Detail = fmt.Sprintf("%s: asb supports %s and later 0.7 releases", caps.Version, MinMSB)
+		c.Fix = upgrade
+	case caps.Newer:
+		c.Status = StatusWarn
+		c.Detail = fmt.Sprintf("%s: newer than asb's table of msb releases knows (up to %s); asb writes for %s's behaviour", caps.Version, NewestKnownMSB, caps.Row)
+		c.Fix = "update asb (go install github.com/agents-sandbox/asb/cmd/...@latest), or install msb " + NewestKnownMSB
+	case !caps.StrictDefault:
+		c.Status = StatusWarn
+		c.Detail = fmt.Sprintf("%s: supported; %s", caps.Version, OldMSBReason)
+		c.Fix = upgrade
+	default:
+		c.Status, c.Detail = StatusOK, fmt.Sprintf("%s (%s)", caps.Version, capsSummary(caps))
+	}
 	return c
+}
+
+// capsSummary names what this release adds that asb uses.
+func capsSummary(c MSBCaps) string {
+	parts := []string{"strict hostname checking"}
+	if c.DenyResponse {
+		parts = append(parts, "readable 403 denials")
+	}
+	if c.HeaderFields {
+		parts = append(parts, "secrets in named headers only")
+	}
+	return strings.Join(parts, ", ")
 }
 
 func checkLibkrunfw(h Host, msb string) Check {

@@ -113,7 +113,7 @@ func goodLinux() *fakeHost {
 		wd:    "/home/u/proj",
 		free:  50 << 30,
 		cmds: map[string]fakeRun{
-			fakeMSB + " --version": {out: "msb 0.7.2\n"},
+			fakeMSB + " --version": {out: "msb 0.7.8\n"},
 			fakeMSB + " doctor":    {out: "   ✓ msb\n"},
 			"/usr/bin/docker version --format {{.Server.Version}}": {out: "28.2.2\n"},
 			"/usr/bin/podman --version":                            {out: "podman version 4.3.1\n"},
@@ -150,7 +150,7 @@ func TestDoctorAllGood(t *testing.T) {
 		name, detail string
 	}{
 		{CheckMSB, fakeMSB},
-		{CheckMSBVersion, "0.7.2"},
+		{CheckMSBVersion, "0.7.8 (strict hostname checking, readable 403 denials, secrets in named headers only)"},
 		{CheckLibkrunfw, fakeLib},
 		{CheckKVM, "present and writable"},
 		{CheckVirt, "Intel VT-x (vmx)"},
@@ -186,8 +186,12 @@ func TestDoctorFailures(t *testing.T) {
 			h.goos = "darwin"
 			h.cmds["uname -m"] = fakeRun{out: "arm64\n"}
 		}, CheckMSB, StatusFail, "not found", "Apple Silicon", true},
-		{"msb other version", func(h *fakeHost) { h.cmds[fakeMSB+" --version"] = fakeRun{out: "msb 0.8.0\n"} },
-			CheckMSBVersion, StatusWarn, "0.8.0 (asb is written for 0.7.2)", "install 0.7.2", false},
+		{"msb newer than the table", func(h *fakeHost) { h.cmds[fakeMSB+" --version"] = fakeRun{out: "msb 0.7.11\n"} },
+			CheckMSBVersion, StatusWarn, "0.7.11: newer than asb's table of msb releases knows (up to 0.7.8); asb writes for 0.7.8's behaviour", "update asb", false},
+		{"msb 0.7.2: microsandbox's own reason to upgrade", func(h *fakeHost) { h.cmds[fakeMSB+" --version"] = fakeRun{out: "msb 0.7.2\n"} },
+			CheckMSBVersion, StatusWarn, "Earlier v0.7 releases have compatibility gaps addressed in v0.7.3", "install msb 0.7.3 or later", false},
+		{"msb 0.6", func(h *fakeHost) { h.cmds[fakeMSB+" --version"] = fakeRun{out: "msb 0.6.18\n"} },
+			CheckMSBVersion, StatusFail, "0.6.18: asb supports 0.7.2 and later 0.7 releases", "install msb 0.7.3 or later", true},
 		{"msb broken", func(h *fakeHost) {
 			h.cmds[fakeMSB+" --version"] = fakeRun{errOut: "error while loading shared libraries: libkrunfw.so.5", fail: true}
 		}, CheckMSBVersion, StatusFail, "libkrunfw.so.5", "symlink, not a copy", true},

@@ -24,6 +24,9 @@ type Agent struct {
 	Apt []string `yaml:"apt" validate:"dive,asb_project"`
 	// KeyVar is the environment variable holding the provider key.
 	KeyVar string `yaml:"key_var" validate:"asb_secret"`
+	// KeyHeaders are the only request headers the key is substituted in
+	// where msb can narrow it (0.7.8+, substitution.header_fields).
+	KeyHeaders []string `yaml:"key_headers" validate:"dive,asb_envname|hostname_rfc1123"`
 	// Hosts the agent needs to reach; the key is only sent to these.
 	Hosts []string `yaml:"hosts" validate:"required,min=1,dive,asb_host"`
 	// NPMPackage and Version are installed in the image with npm i -g.

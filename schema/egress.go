@@ -57,6 +57,9 @@ type EgressPolicy struct {
 	Dropped string
 	// Invalid lists the entries msb would refuse (msb create fails then).
 	Invalid []InvalidEntry
+	// Hostnames is strict hostname checking (egress_strict.go); nil: not
+	// modelled (msb 0.7.2's default, off).
+	Hostnames *HostnameChecking
 }
 
 // InvalidEntry is an allow or deny entry msb 0.7.2 does not accept.
@@ -144,7 +147,7 @@ func (p EgressPolicy) Decide(host string, port int) Decision {
 	if !allow {
 		return p.denied(i, host, port, false)
 	}
-	return p.allowed(i, host, "")
+	return p.strictBlocks(i, host, port, p.allowed(i, host, ""))
 }
 
 func (p EgressPolicy) decideIP(ip netip.Addr, port int) Decision {

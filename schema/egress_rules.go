@@ -323,6 +323,14 @@ func RawNetwork(n *yaml.Node) (*Network, error) {
 			} else {
 				nw.Deny = list
 			}
+		case "strict": // strict hostname checking (egress_strict.go)
+			var b bool
+			if err = v.Decode(&b); err == nil {
+				nw.Strict = &b
+			}
+		case "tls": // interception, which strict mode needs
+			nw.TLS = &TLS{}
+			err = v.Decode(nw.TLS)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("network.%s: %w", k, err)

@@ -2,11 +2,13 @@ package fakes
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -62,18 +64,18 @@ func (e *env) create(args []string) error {
 	if name == "" {
 		return exitError{2, "error: --name is required by these tests"}
 	}
-	conf := last(fl["--conf"])
-	raw, err := os.ReadFile(conf)
-	if err != nil {
-		return fail("error: cannot read config %s", conf)
+	if len(fl["--conf"]) == 0 {
+		return exitError{2, "error: --conf is required by these tests"}
 	}
-	var sb schema.Sandbox
-	dec := yaml.NewDecoder(bytes.NewReader(raw))
-	dec.KnownFields(true)
-	if err := dec.Decode(&sb); err != nil {
-		return fail("error: invalid sandbox configuration %s: %v", conf, err)
+	var raw []byte
+	image := ""
+	for _, conf := range fl["--conf"] { // later files overlay earlier ones
+		sb, b, err := readConf(conf)
+		if err != nil {
+			return err
+		}
+		raw, image = append(raw, b...), cmp.Or(sb.Image, image)
 	}
-	image := sb.Image
 	if len(pos) > 0 {
 		image = pos[0]
 	}
@@ -81,9 +83,16 @@ func (e *env) create(args []string) error {
 	if err := e.get("msb-images", normRef(image), &img); err != nil {
 		return fail("error: image error: image not cached: %s", normRef(image))
 	}
-	digests, err := secretDigests(last(fl["--secret-conf"]))
-	if err != nil {
-		return err
+	digests := map[string]string{}
+	for _, sc := range fl["--secret-conf"] {
+		d, err := secretDigests(sc)
+		if err != nil {
+			return err
+		}
+		maps.Copy(digests, d)
+	}
+	if len(digests) == 0 {
+		digests = nil
 	}
 	for _, m := range fl["--mount-named"] {
 		vol, _, _ := strings.Cut(m, ":")
@@ -109,6 +118,12 @@ func secretDigests(path string) (map[string]string, error) {
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fail("error: cannot read secret config %s", path)
+	}
+	if err := judgeKeys(schema.SecretsFile, path, "secret config", raw); err != nil {
+		return nil, err
+	}
+	if raw, err = schema.StripVersioned(schema.SecretsFile, raw); err != nil {
+		return nil, fail("error: invalid secret config %s: %v", path, err)
 	}
 	var secrets schema.Secrets
 	dec := yaml.NewDecoder(bytes.NewReader(raw))

@@ -48,6 +48,8 @@ func (e *env) msb(args []string) error {
 	}
 	cmd, args := args[0], args[1:]
 	switch cmd {
+	case "--version", "-V":
+		return e.msbVersion()
 	case "image":
 		return e.msbImage(args)
 	case "load":

@@ -35,7 +35,10 @@ func newCmd(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cob
 		Short: "Check that this machine can run the agent's microVM",
 		Long: `Check what the agent's microVM needs on this machine, one line per check:
 
-  msb              microsandbox's CLI on PATH, version ` + host.MSBVersion + `
+  msb              microsandbox's CLI on PATH
+  msb version      ` + host.MinMSB + ` or a later 0.7 release, looked up in asb's table of
+                   releases: a warning below ` + host.RecommendedMSB + ` (microsandbox's own advice)
+                   and for a release newer than the table knows (` + host.NewestKnownMSB + `)
   libkrunfw        the VM firmware library in ../lib beside msb's real path
   /dev/kvm         present and writable (Linux)
   CPU virtualization  vmx or svm in /proc/cpuinfo (Linux), Apple Silicon (macOS)

@@ -82,7 +82,8 @@ func TestTableNoVirtualization(t *testing.T) {
 		t.Errorf("exit code %d (err %v), want 1", cmdutil.ExitCode(err), err)
 	}
 	want := `✓ msb                 /opt/bin/msb
-✓ msb version         0.7.2
+! msb version         0.7.2: supported; microsandbox's v0.7 migration guide: "Use v0.7.3 or a later compatible patch release. Earlier v0.7 releases have compatibility gaps addressed in v0.7.3."
+                      fix: install msb 0.7.3 or later (the newest 0.7 release)
 ✓ libkrunfw           /opt/lib/libkrunfw.so.5.6.1
 ✗ /dev/kvm            missing
                       fix: load the KVM module (modprobe kvm_intel or kvm_amd) on a machine with CPU virtualization; in a container or CI job the host must pass /dev/kvm through; if this host can boot microVMs all the same, set ASB_SKIP_HOST_CHECK=1 to skip asb's check

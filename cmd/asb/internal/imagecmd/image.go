@@ -34,13 +34,15 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 		Short: "Prepare the toolchain image's build: host CA certificates, a base without a registry",
 		Long: `The steps of the Taskfile's image tasks that asb does itself. You rarely run
 them by hand: asb task image:build runs 'asb image certs' first, and
-'asb image base --if-local' when the base image is a local one;
-asb task image:base runs 'asb image base'.`,
+'asb image base --if-local' when the base image is a local one, then the
+build through 'asb image build' (which falls back to a local Debian base
+when the registry's cannot be pulled); asb task image:base runs
+'asb image base'.`,
 		Args: cmdutil.NoArgs,
 		RunE: cmdutil.NeedSubcommand,
 	}
 	cmdutil.AddDirFlag(cmd, &opts.Dir)
-	cmd.AddCommand(newCertsCmd(opts), newBaseCmd(opts))
+	cmd.AddCommand(newCertsCmd(opts), newBaseCmd(opts), newBuildCmd(opts))
 	return cmd
 }
 

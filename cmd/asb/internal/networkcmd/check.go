@@ -1,6 +1,7 @@
 package networkcmd
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -65,6 +66,7 @@ func runCheck(o *CheckOptions) error {
 		return err
 	}
 	cmdutil.PrintWarnings(o.Factory.IO.ErrOut, warns)
+	p = withHostnames(context.Background(), o.Factory, f, p) // strict mode by msb version (strict.go)
 	d := p.Decide(host, port)
 	if d.Allowed {
 		fmt.Fprintf(o.Factory.IO.Out, "Allowed: %s\n", d.Why)

@@ -20,6 +20,7 @@ import (
 	"github.com/agents-sandbox/asb/cmd/asb/internal/imagecmd"
 	"github.com/agents-sandbox/asb/cmd/asb/internal/initcmd"
 	"github.com/agents-sandbox/asb/cmd/asb/internal/mountcmd"
+	"github.com/agents-sandbox/asb/cmd/asb/internal/msbconfcmd"
 	"github.com/agents-sandbox/asb/cmd/asb/internal/networkcmd"
 	"github.com/agents-sandbox/asb/cmd/asb/internal/portcmd"
 	"github.com/agents-sandbox/asb/cmd/asb/internal/reapcmd"
@@ -103,6 +104,7 @@ microVM. The agent sees only the files, credentials and network you list in an
 		updatecmd.NewCmd(f),
 		versioncmd.NewCmd(f),
 		reapcmd.NewCmd(f),
+		msbconfcmd.NewCmd(f),
 		imagecmd.NewCmd(f),
 	)
 	return cmd

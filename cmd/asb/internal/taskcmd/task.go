@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agents-sandbox/asb/cmd/asb/internal/cmdutil"
+	"github.com/agents-sandbox/asb/host"
 	"github.com/agents-sandbox/asb/outer"
 	"github.com/agents-sandbox/asb/runner"
 )
@@ -116,6 +117,9 @@ func Run(ctx context.Context, o *Options) error {
 	}
 	if err := tf.Check(names...); err != nil {
 		return err // before anything is named, recorded or looked up
+	}
+	if err := host.NeedMSB(o.LookPath, names); err != nil && !o.Dry {
+		return err // once, with the install command, before any task runs
 	}
 	if spec.Vars, err = identify(ctx, o, dir, tf); err != nil {
 		return err

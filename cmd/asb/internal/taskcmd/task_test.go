@@ -224,6 +224,7 @@ func TestAgentColdThenWarm(t *testing.T) {
 		"msb volume inspect",   // home:create status
 		"msb volume create",    // home:create
 		"msb status",           // vm:create's reap-boot: no boot left half done
+		"msb --version",        // vm:create's asb msb-conf (once per msb binary: cached)
 		"msb create",           // vm:create
 		"msb status",           // vm:create's deferred reap-boot: booted, nothing to end
 		"msb status",           // vm:start status: running already
