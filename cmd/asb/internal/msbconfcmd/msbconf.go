@@ -8,9 +8,9 @@ package msbconfcmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
+	"io/fs"
 	"slices"
 	"strings"
 
@@ -19,6 +19,7 @@ import (
 	"github.com/agents-sandbox/asb/cmd/asb/internal/cmdutil"
 	"github.com/agents-sandbox/asb/generator"
 	"github.com/agents-sandbox/asb/host"
+	"github.com/agents-sandbox/asb/internal/folderfs"
 	"github.com/agents-sandbox/asb/outer"
 	"github.com/agents-sandbox/asb/schema"
 )
@@ -101,22 +102,33 @@ func Write(dir string, sandbox, secrets []byte, o schema.OverlayOptions) ([]stri
 		flag, name string
 		data       []byte
 	}{{"--conf", outer.SandboxFile, sbConf}, {"--secret-conf", outer.SecretsFile, secConf}} {
-		path := filepath.Join(dir, Dir, w.name)
+		rel := Dir + "/" + w.name
 		if w.data == nil {
-			if err := os.Remove(path); err != nil && !os.IsNotExist(err) {
+			if err := removeIn(dir, rel); err != nil {
 				return nil, err
 			}
 			continue
 		}
-		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-			return nil, err
-		}
-		if err := generator.WriteFileAtomic(path, w.data, 0o600); err != nil {
+		if err := generator.WriteFileAtomic(dir, rel, w.data, 0o600); err != nil {
 			return nil, err
 		}
 		flags = append(flags, w.flag, Dir+"/"+w.name)
 	}
 	return flags, nil
+}
+
+// removeIn removes rel of the outer folder dir (absent is fine), through
+// the folder's confined root.
+func removeIn(dir, rel string) error {
+	root, err := folderfs.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	if err := root.Remove(rel); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return folderfs.Explain(rel, err)
+	}
+	return nil
 }
 
 // keyHeaders maps each preset's key variable (the secret's name) to the
