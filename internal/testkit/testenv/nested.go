@@ -200,6 +200,17 @@ func unb64(s string) string {
 	return string(b)
 }
 
+// consoleOnly is log without the step lines (the test prints their summary).
+func consoleOnly(log string) string {
+	var b strings.Builder
+	for _, l := range strings.Split(log, "\n") {
+		if !strings.Contains(l, "@@asb step ") {
+			b.WriteString(l + "\n")
+		}
+	}
+	return b.String()
+}
+
 func lastLines(s string, n int) string {
 	lines := strings.Split(s, "\n")
 	if len(lines) > n {
@@ -302,7 +313,7 @@ func (g *Guest) Run(t testing.TB, ctx context.Context, script string, limit time
 	}
 	t.Cleanup(func() {
 		if t.Failed() {
-			t.Logf("guest session log (%s):\n%s", g.Shape, lastLines(s.Log, 200))
+			t.Logf("guest session console (%s; result lines left out):\n%s", g.Shape, lastLines(consoleOnly(s.Log), 150))
 		}
 	})
 	return s
