@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -14,10 +15,13 @@ import (
 // TestRealBootWorkspaceOwner: a file, a script and a folder the VM writes
 // in /workspace appear in the outer folder's workspace/, owned by the user
 // who owns workspace/ and runs asb (in the nested guest an ordinary user,
-// uid 2000: not root, not the VM's dev, 1000), with the owner's mode bits
-// the VM gave them (read, write, execute). The VM sees them as dev's, with
-// the whole mode it set: msb keeps what the VM set beyond what the host
-// user can own (the group and other bits) out of the host's mode bits.
+// uid 2000: not root, not the VM's dev, 1000), readable and writable by
+// that user; in the VM they are dev's, with the modes the VM set.
+//
+// The modes do not reach the host: msb, run by an ordinary user, keeps the
+// VM's owner and mode to itself and creates host files 0600 and folders
+// 0700, so a script made executable in the VM is not executable on the
+// host (docs/boot.md). The test logs both views.
 func TestRealBootWorkspaceOwner(t *testing.T) {
 	s := bootRun(t)
 	owner := s.Notes["ws_owner"]
@@ -29,18 +33,21 @@ func TestRealBootWorkspaceOwner(t *testing.T) {
 	if want := "/workspace/from-vm 1000 1000 640\n/workspace/dir-vm 1000 1000 750\n/workspace/run.sh 1000 1000 755"; vm != want {
 		t.Errorf("in the VM (name uid gid mode):\n%s\nwant:\n%s", vm, want)
 	}
-	host := strings.Split(strings.TrimSpace(ok(t, s, "ws_stat")), "\n")
-	want := []string{"workspace " + owner + " 7", "workspace/from-vm " + owner + " 6", "workspace/dir-vm " + owner + " 7", "workspace/run.sh " + owner + " 7"}
-	if len(host) != len(want) {
+	host := strings.TrimSpace(ok(t, s, "ws_stat"))
+	t.Logf("the VM sees:\n%s\nthe host has:\n%s", vm, host)
+	lines := strings.Split(host, "\n")
+	names := []string{"workspace", "workspace/from-vm", "workspace/dir-vm", "workspace/run.sh"}
+	least := []int{0o700, 0o600, 0o700, 0o600} // the owner can use it
+	if len(lines) != len(names) {
 		t.Fatalf("stat on the host: %q", host)
 	}
-	for i, w := range want {
-		// name uid gid, and the owner's digit of the mode.
-		if len(host[i]) < 3 || host[i][:len(host[i])-2] != w {
-			t.Errorf("on the host (name uid gid mode): %q, want %q and the owner's bits", host[i], w+"..")
+	for i, l := range lines {
+		f := strings.Fields(l)
+		mode, err := strconv.ParseInt(f[len(f)-1], 8, 32)
+		if len(f) != 4 || f[0] != names[i] || f[1]+" "+f[2] != owner || err != nil || int(mode)&least[i] != least[i] {
+			t.Errorf("on the host: %q; want %s owned by %s, mode at least %o", l, names[i], owner, least[i])
 		}
 	}
-	t.Logf("the VM sees:\n%s\nthe host has:\n%s", vm, strings.Join(host, "\n"))
 }
 
 // TestRealBootConfigReadOnly: the agent's config folder is read-only in

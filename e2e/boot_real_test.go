@@ -67,10 +67,13 @@ func runBootScenario(t *testing.T) *testenv.Session {
 	if g == nil {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 18*time.Minute)
 	defer cancel()
 	o := newOuter(t, ctx)
 	placeCanaries(t, o.dir)
+	if os.Getenv("ASB_BOOT_DEMO") == "leak" {
+		leakOuter(t, o.dir)
+	}
 	// The agent's TUI: a stand-in in the image says who runs it, where, and
 	// on which terminal.
 	writeFile(t, filepath.Join(o.dir, "toolchain/rootfs/bin/opencode"),
@@ -85,7 +88,26 @@ func runBootScenario(t *testing.T) *testenv.Session {
 	g.WriteFile(t, "canaries", []byte(strings.Join([]string{bootSecretOC, bootSecretGH, bootCanaryYAML,
 		bootCanaryTask, bootCanaryState, bootControl}, "\n")+"\n"), 0o644)
 	g.CopyDir(t, "outer", o.dir)
-	return g.Run(t, ctx, bootScenario, 12*time.Minute)
+	return g.Run(t, ctx, bootScenario, 15*time.Minute)
+}
+
+// leakOuter breaks the boundary on purpose, to watch the tests catch it
+// (ASB_BOOT_DEMO=leak, docs/boot.md): the Taskfile's msb create also
+// mounts the whole outer folder at /mnt/outer.
+func leakOuter(t *testing.T, dir string) {
+	t.Helper()
+	p := filepath.Join(dir, "Taskfile.yml")
+	raw, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const at = "--mount-owned /var/lib/containers"
+	if !strings.Contains(string(raw), at) {
+		t.Fatalf("Taskfile.yml has no %q", at)
+	}
+	leaky := strings.Replace(string(raw), at, "--mount-dir {{q .ROOT_DIR}}:/mnt/outer "+at, 1)
+	writeFile(t, p, leaky, 0o644)
+	t.Log("ASB_BOOT_DEMO=leak: the VM also mounts the outer folder at /mnt/outer")
 }
 
 // guestBuilder stands in for podman in the guest, which has none: the

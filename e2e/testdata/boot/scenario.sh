@@ -103,7 +103,7 @@ boot_and() {
 	i=0
 	while [ -z "$(machines)" ] && [ $i -lt 1200 ]; do sleep 0.1; i=$((i + 1)); done
 	echo "machine after $((i / 10)) s: $(machines | wc -l) process(es)"
-	if [ "$1" = INT ]; then kill -INT -- "-$p"; else kill -KILL "$p"; fi
+	if [ "$1" = INT ]; then kill -INT "-$p"; else kill -KILL "$p"; fi
 	i=0
 	while kill -0 "$p" 2>/dev/null && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
 	wait "$p"
