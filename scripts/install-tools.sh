@@ -7,6 +7,8 @@
 #                         finds libkrunfw through its own path, a copy breaks)
 #   TOOLS_DIR/bin/task   go-task v3.54.0, the version asb embeds (benchmarks)
 #   podman, docker.io, busybox-static, mmdebstrap            Debian packages
+#   TOOLS_DIR/nested/    a QEMU guest that can boot microVMs, for the
+#                         real-boot tests on hosts without CPU virtualization
 #
 # Without root or apt-get the Debian packages are reported missing and the
 # script goes on: the tests then fail in CI (CI=true) and skip locally.
@@ -144,12 +146,20 @@ install_nested() {
 		say "nested: needs root and apt-get (the real-boot tests skip without it, and fail in CI)"
 		return 0
 	fi
-	local kpkg key
+	# What the key reads changes only with apt's lists, dpkg's database or
+	# this script: when none changed since the last check, nothing did.
+	local quick kpkg key
+	quick=$( { declare -f install_nested nested_initramfs
+		stat -c '%n %Y' /var/lib/apt/lists /var/lib/dpkg/status 2>/dev/null; } | sha256sum | cut -c1-16)
+	[ -f "$dir/key" ] && [ -f "$dir/quick" ] && [ "$(cat "$dir/quick")" = "$quick" ] && return 0
 	kpkg=$(apt-cache depends linux-image-amd64 2>/dev/null | awk '/Depends: linux-image-[0-9]/ {print $2; exit}')
 	key=$( { declare -f install_nested nested_initramfs; echo "$NESTED_SUITE $kpkg"
 		apt-cache policy "$kpkg" 2>/dev/null | awk '/Candidate/ {print $2}'
 		dpkg-query -W -f '${Version}\n' busybox-static libc6 2>/dev/null; } | sha256sum | cut -c1-16)
-	[ -n "$kpkg" ] && [ -f "$dir/key" ] && [ "$(cat "$dir/key")" = "$key" ] && return 0
+	if [ -n "$kpkg" ] && [ -f "$dir/key" ] && [ "$(cat "$dir/key")" = "$key" ]; then
+		echo "$quick" >"$dir/quick"
+		return 0
+	fi
 	[ -n "$kpkg" ] || { say "nested: apt-cache knows no linux-image-amd64 (apt-get update?)"; return 1; }
 	local tmp mirror
 	tmp=$(mktemp -d "$TOOLS_DIR/.nested-XXXXXX") && chmod 755 "$tmp"
@@ -169,6 +179,7 @@ install_nested() {
 	nested_initramfs "$tmp" || { rm -rf "$tmp"; return 1; }
 	rm -rf "$tmp/kernel"
 	echo "$key" >"$tmp/key"
+	echo "$quick" >"$tmp/quick"
 	rm -rf "$dir"
 	mv "$tmp" "$dir"
 	say "nested: ready in $dir ($("$dir/qemu/lib64/ld-linux-x86-64.so.2" --library-path "$dir/qemu/lib/x86_64-linux-gnu:$dir/qemu/usr/lib/x86_64-linux-gnu" "$dir/qemu/usr/bin/qemu-system-x86_64" --version | head -n1))"
