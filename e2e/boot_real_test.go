@@ -37,8 +37,9 @@ const (
 )
 
 var bootSession struct {
-	once sync.Once
-	s    *testenv.Session
+	once    sync.Once
+	s       *testenv.Session
+	skipped bool // the first test skipped (no nested host, or ASB_SKIP_REAL_TOOLS=1)
 }
 
 // bootRun runs the scenario once per test binary and returns its session;
@@ -46,12 +47,17 @@ var bootSession struct {
 func bootRun(t *testing.T) *testenv.Session {
 	t.Helper()
 	bootSession.once.Do(func() {
+		// A skip ends this goroutine inside Do; the others skip as it did.
+		defer func() { bootSession.skipped = t.Skipped() }()
 		bootSession.s = runBootScenario(t)
 		if s := bootSession.s; s != nil {
 			t.Logf("host shape of the real boot: %s (run by uid %s; guest CPU svm flags: %s; %s)",
 				s.Shape, s.Notes["user"], s.Notes["svm"], s.Notes["kvm"])
 		}
 	})
+	if bootSession.skipped {
+		t.Skip("the real-boot scenario was skipped (see the first real-boot test)")
+	}
 	if bootSession.s == nil {
 		t.Fatal("the real-boot scenario could not run (see the first real-boot test)")
 	}
