@@ -16,5 +16,6 @@ func TestMain(m *testing.M) {
 	fmt.Printf("host shape: %s\n", testenv.HostShape())
 	code := m.Run()
 	testenv.StopDocker() // the one private dockerd of this test binary
+	testenv.RemoveStaticBuilds()
 	os.Exit(code)
 }

@@ -1,0 +1,346 @@
+package testenv
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/base64"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// A real boot needs a host that can boot microVMs. Where this one cannot
+// (no CPU virtualization), the real-boot tests make one: a guest emulated
+// by QEMU (TCG, -cpu max, so its CPU has AMD SVM), whose kernel gets a
+// working /dev/kvm, and the real msb boots microVMs inside it. `make tools`
+// builds its parts into $ASB_TOOLS_DIR/nested (scripts/install-tools.sh):
+// QEMU from Debian trixie, Debian's kernel as an uncompressed vmlinux, and
+// an initramfs whose /init mounts a data disk on /data and runs
+// /data/run.sh. A Guest is that data disk's content: msb, the static asb,
+// images, the outer folder and the scenario script. Results come back over
+// the serial console, one line each (see guestLib).
+//
+// Where the host itself can boot, the same scenario runs directly on it.
+
+// Host shapes of a real-boot run.
+const (
+	ShapeNested = "nested"   // the scenario ran in the emulated guest
+	ShapeDirect = "can-boot" // the scenario ran on this host, which boots
+)
+
+// NestedDir is where make tools puts the nested host's parts.
+func NestedDir() string {
+	dir := os.Getenv(EnvToolsDir)
+	if dir == "" {
+		dir = ".tools"
+	}
+	return filepath.Join(dir, "nested")
+}
+
+// Guest is a scenario being assembled: Data becomes /data in the guest.
+type Guest struct {
+	Shape string
+	Data  string
+	qemu  string // the nested parts (ShapeNested)
+}
+
+// NewGuest prepares a guest for the test: the nested host where this host
+// cannot boot, this host where it can. The nested host's parts missing is
+// a skip, or a failure in CI (Unavailable).
+func NewGuest(t testing.TB) *Guest {
+	t.Helper()
+	if skip(t) {
+		return nil
+	}
+	data, err := os.MkdirTemp("", "asb-guest-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(data) })
+	if CanBoot() {
+		return &Guest{Shape: ShapeDirect, Data: data}
+	}
+	dir, _ := filepath.Abs(NestedDir())
+	for _, f := range []string{"key", "vmlinux", "initramfs", "qemu/usr/bin/qemu-system-x86_64"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			Unavailable(t, "this host cannot boot a microVM and the nested host is not built ("+err.Error()+")",
+				"run make tools (as root: QEMU from Debian trixie and a Debian kernel)")
+			return nil
+		}
+	}
+	if _, err := exec.LookPath("mkfs.ext4"); err != nil {
+		Unavailable(t, "mkfs.ext4 not found (the nested guest's data disk)", "apt-get install e2fsprogs")
+		return nil
+	}
+	return &Guest{Shape: ShapeNested, Data: data, qemu: dir}
+}
+
+// WriteFile writes data at rel under the guest's /data.
+func (g *Guest) WriteFile(t testing.TB, rel string, data []byte, mode os.FileMode) {
+	t.Helper()
+	p := filepath.Join(g.Data, filepath.FromSlash(rel))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, data, mode); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(p, mode); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// CopyDir copies the tree src to rel under /data, modes kept.
+func (g *Guest) CopyDir(t testing.TB, rel, src string) {
+	t.Helper()
+	dst := filepath.Join(g.Data, filepath.FromSlash(rel))
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// cp -a keeps modes, symlinks and owners (msb needs its lib/ beside bin/).
+	if out, err := exec.Command("cp", "-a", src, dst).CombinedOutput(); err != nil {
+		t.Fatalf("cp -a %s %s: %v\n%s", src, dst, err, out)
+	}
+}
+
+// AddMSB puts the real msb with its libkrunfw under /data/msb (bin/msb,
+// lib/libkrunfw.so.*).
+func (g *Guest) AddMSB(t testing.TB) {
+	t.Helper()
+	msb := MSB(t)
+	real, err := filepath.EvalSymlinks(msb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.CopyDir(t, "msb", filepath.Dir(filepath.Dir(real)))
+}
+
+var staticBuild struct {
+	sync.Once
+	dir string
+	err error
+	out []byte
+}
+
+// AddStaticAsb builds asb, asb-task and ptyrun without cgo (the guest has
+// no Go toolchain and only the C library msb needs), once per test binary,
+// and copies them to /data/bin.
+func (g *Guest) AddStaticAsb(t testing.TB) {
+	t.Helper()
+	staticBuild.Do(func() {
+		if staticBuild.dir, staticBuild.err = os.MkdirTemp("", "asb-static-"); staticBuild.err != nil {
+			return
+		}
+		cmd := exec.Command("go", "build", "-o", staticBuild.dir+string(filepath.Separator),
+			"github.com/agents-sandbox/asb/cmd/asb", "github.com/agents-sandbox/asb/cmd/asb-task",
+			"github.com/agents-sandbox/asb/internal/testkit/testenv/ptyrun")
+		cmd.Env = WithEnv(os.Environ(), "HOME="+startHome, "CGO_ENABLED=0")
+		staticBuild.out, staticBuild.err = cmd.CombinedOutput()
+	})
+	if staticBuild.err != nil {
+		t.Fatalf("static build of asb: %v\n%s", staticBuild.err, staticBuild.out)
+	}
+	for _, b := range []string{"asb", "asb-task", "ptyrun"} {
+		raw, err := os.ReadFile(filepath.Join(staticBuild.dir, b))
+		if err != nil {
+			t.Fatal(err)
+		}
+		g.WriteFile(t, "bin/"+b, raw, 0o755)
+	}
+}
+
+// RemoveStaticBuilds deletes what AddStaticAsb compiled (from TestMain).
+func RemoveStaticBuilds() {
+	if staticBuild.dir != "" {
+		_ = os.RemoveAll(staticBuild.dir)
+	}
+}
+
+// Step is what one `step NAME CMD…` of a scenario returned.
+type Step struct {
+	Code int
+	Out  string // standard output
+	Err  string // standard error
+	Secs float64
+}
+
+// Session is what a guest run reported.
+type Session struct {
+	Shape string
+	Log   string // the serial console (or the direct run's output)
+	Steps map[string]Step
+	Notes map[string]string
+	Order []string // the steps, in the order they ran
+	Ended bool     // the scenario ran to its end
+}
+
+// Step returns the step name; a step that did not run fails the test.
+func (s *Session) Step(t testing.TB, name string) Step {
+	t.Helper()
+	st, ok := s.Steps[name]
+	if !ok {
+		t.Fatalf("the scenario (%s) did not run step %q; its log ends:\n%s", s.Shape, name, lastLines(s.Log, 60))
+	}
+	return st
+}
+
+// unb64 decodes a step's output, printed as "x" and its base64 (so that
+// nothing is never an empty field).
+func unb64(s string) string {
+	b, _ := base64.StdEncoding.DecodeString(strings.TrimPrefix(s, "x"))
+	return string(b)
+}
+
+// consoleOnly is log without the step lines (the test prints their summary).
+func consoleOnly(log string) string {
+	var b strings.Builder
+	for _, l := range strings.Split(log, "\n") {
+		if !strings.Contains(l, "@@asb step ") {
+			b.WriteString(l + "\n")
+		}
+	}
+	return b.String()
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(s, "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// parseSession reads the result lines of guestLib out of a log.
+func parseSession(shape, log string) *Session {
+	s := &Session{Shape: shape, Log: log, Steps: map[string]Step{}, Notes: map[string]string{}}
+	sc := bufio.NewScanner(strings.NewReader(log))
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	for sc.Scan() {
+		line := strings.TrimRight(sc.Text(), "\r")
+		_, rest, ok := strings.Cut(line, "@@asb ")
+		if !ok {
+			continue
+		}
+		f := strings.Fields(rest)
+		switch {
+		case len(f) == 6 && f[0] == "step":
+			code, _ := strconv.Atoi(f[2])
+			secs, _ := strconv.ParseFloat(f[3], 64)
+			s.Steps[f[1]] = Step{Code: code, Out: unb64(f[4]), Err: unb64(f[5]), Secs: secs}
+			s.Order = append(s.Order, f[1])
+		case len(f) >= 2 && f[0] == "note":
+			s.Notes[f[1]] = strings.Join(f[2:], " ")
+		case len(f) == 1 && f[0] == "end":
+			s.Ended = true
+		}
+	}
+	return s
+}
+
+// guestLib is sourced by every scenario: `step NAME CMD…` runs CMD and
+// prints its exit code, seconds taken and output (base64, one line);
+// `note KEY VALUE…` prints a value; `now` is seconds since boot.
+const guestLib = `DATA=${DATA:-/data}
+now() { cut -d' ' -f1 /proc/uptime; }
+step() {
+	_n=$1; shift
+	_t0=$(now)
+	"$@" >"$DATA/.step.out" 2>"$DATA/.step.err" </dev/null
+	_rc=$?
+	_t1=$(now)
+	echo "@@asb step $_n $_rc $(awk "BEGIN{print $_t1-$_t0}") x$(base64 <"$DATA/.step.out" | tr -d '\n') x$(base64 <"$DATA/.step.err" | tr -d '\n')"
+	return $_rc
+}
+note() { echo "@@asb note $*"; }
+`
+
+// Run writes script as /data/run.sh (after guestLib) and runs it in the
+// guest, killed at the latest when limit has passed or ctx ends; nothing
+// it started is left. The session log goes to the test log when it fails.
+func (g *Guest) Run(t testing.TB, ctx context.Context, script string, limit time.Duration) *Session {
+	t.Helper()
+	g.WriteFile(t, "run.sh", []byte("GUEST_SHAPE="+g.Shape+"\n"+guestLib+script+"\necho '@@asb end'\n"), 0o755)
+	ctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	var cmd *exec.Cmd
+	if g.Shape == ShapeDirect {
+		cmd = exec.Command("sh", filepath.Join(g.Data, "run.sh"))
+		cmd.Dir, cmd.Env = g.Data, WithEnv(os.Environ(), "DATA="+g.Data)
+	} else {
+		cmd = g.qemuCmd(t)
+	}
+	// The console goes to a file too, to follow a long session (tail -f).
+	var out bytes.Buffer
+	w := io.Writer(&out)
+	// The last session's console stays there, for a look after the run.
+	if f, err := os.Create(filepath.Join(os.TempDir(), "asb-guest-last.log")); err == nil {
+		defer f.Close()
+		w = io.MultiWriter(&out, f)
+		t.Logf("guest console: %s", f.Name())
+	}
+	cmd.Stdout, cmd.Stderr = w, w
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start the guest: %v", err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	kill := func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	t.Cleanup(kill)
+	var err error
+	select {
+	case err = <-done:
+		kill() // what the scenario started and left (direct runs)
+	case <-ctx.Done():
+		kill()
+		<-done
+		err = fmt.Errorf("killed after %s: %w", time.Since(start).Round(time.Second), ctx.Err())
+	}
+	s := parseSession(g.Shape, out.String())
+	t.Logf("real boot: host shape %s; the guest session took %s (%v)", g.Shape, time.Since(start).Round(100*time.Millisecond), err)
+	for _, n := range s.Order {
+		t.Logf("  step %-18s exit %3d  %6.1fs", n, s.Steps[n].Code, s.Steps[n].Secs)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("guest session console (%s; result lines left out):\n%s", g.Shape, lastLines(consoleOnly(s.Log), 150))
+		}
+	})
+	return s
+}
+
+// qemuCmd makes /data into an ext4 disk image and returns the QEMU command
+// that boots the nested guest with it: TCG with several threads (a single
+// one hung the microVM), -cpu max (SVM), the kernel by its PVH entry, the
+// serial console on standard output, no network.
+func (g *Guest) qemuCmd(t testing.TB) *exec.Cmd {
+	t.Helper()
+	img := g.Data + ".img"
+	t.Cleanup(func() { _ = os.Remove(img) })
+	// Sparse: the VMs' disks and images live on it. cache=unsafe below.
+	for _, argv := range [][]string{{"truncate", "-s", "24G", img}, {"mkfs.ext4", "-q", "-F", "-d", g.Data, img}} {
+		if out, err := exec.Command(argv[0], argv[1:]...).CombinedOutput(); err != nil {
+			t.Fatalf("%s: %v\n%s", strings.Join(argv, " "), err, out)
+		}
+	}
+	q := filepath.Join(g.qemu, "qemu")
+	libs := filepath.Join(q, "lib/x86_64-linux-gnu") + ":" + filepath.Join(q, "usr/lib/x86_64-linux-gnu")
+	return exec.Command(filepath.Join(q, "lib64/ld-linux-x86-64.so.2"), "--library-path", libs,
+		filepath.Join(q, "usr/bin/qemu-system-x86_64"),
+		"-L", filepath.Join(q, "usr/share/qemu"), "-L", filepath.Join(q, "usr/share/seabios"),
+		"-accel", "tcg,thread=multi,tb-size=512", "-smp", "2", "-m", "4G", "-cpu", "max",
+		"-kernel", filepath.Join(g.qemu, "vmlinux"), "-initrd", filepath.Join(g.qemu, "initramfs"),
+		"-append", "console=ttyS0 panic=-1 quiet loglevel=1",
+		"-nographic", "-monitor", "none", "-serial", "stdio", "-no-reboot", "-nic", "none",
+		"-drive", "file="+img+",format=raw,if=virtio,cache=unsafe")
+}
