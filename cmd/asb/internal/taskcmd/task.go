@@ -118,7 +118,7 @@ func Run(ctx context.Context, o *Options) error {
 	if err := tf.Check(names...); err != nil {
 		return err // before anything is named, recorded or looked up
 	}
-	if err := host.NeedMSB(o.LookPath, names); err != nil && !o.Dry {
+	if err := host.NeedMSB(o.LookPath, names); err != nil && !o.Dry && o.Summary == "" {
 		return err // once, with the install command, before any task runs
 	}
 	if spec.Vars, err = identify(ctx, o, dir, tf); err != nil {
