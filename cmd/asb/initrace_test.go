@@ -96,9 +96,13 @@ var stagingName = regexp.MustCompile(`(?m)(^|/)\.[^/\n]+\.asb-[^/\n]*$`)
 func TestKilledInitIsCompletedByTheNext(t *testing.T) {
 	asb := testenv.BuildAsb(t)
 	ref := filepath.Join(t.TempDir(), "ref")
+	start := time.Now()
 	if out, err := exec.Command(asb, "init", "--agent", "opencode", ref).CombinedOutput(); err != nil {
 		t.Fatalf("reference init: %v\n%s", err, out)
 	}
+	// Kills spread over a whole init's length and a little more, whatever
+	// this machine's speed.
+	span := int(time.Since(start).Microseconds()*5/4) + 1
 	want := initTree(t, ref)
 	rng := rand.New(rand.NewPCG(7, 13))
 	killedMidway := 0
@@ -108,7 +112,7 @@ func TestKilledInitIsCompletedByTheNext(t *testing.T) {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(time.Duration(rng.IntN(12000)) * time.Microsecond)
+		time.Sleep(time.Duration(rng.IntN(span)) * time.Microsecond)
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
 		if _, err := os.Stat(dir); err == nil && !slices.Equal(initTree(t, dir), want) {
