@@ -14,7 +14,9 @@ import (
 func TestMain(m *testing.M) {
 	// scripts/test.sh reports the shape the suite ran on.
 	fmt.Printf("host shape: %s\n", testenv.HostShape())
+	cleanState := testenv.PrivateState()
 	code := m.Run()
+	cleanState()
 	testenv.StopDocker() // the one private dockerd of this test binary
 	testenv.RemoveStaticBuilds()
 	os.Exit(code)

@@ -136,6 +136,8 @@ func TestRealPresetSandboxes(t *testing.T) {
 			if err := os.CopyFS(tc, os.DirFS(testenv.BusyboxContext(t))); err != nil {
 				t.Fatal(err)
 			}
+			// An edited toolchain is no longer asb's render: its user approves it.
+			testenv.Run(t, context.Background(), dir, env, asb, "trust")
 			id, err := runner.ResolveIdentity(dir, agent.Name, runner.IdentityOptions{Now: time.Now()})
 			if err != nil {
 				t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"path"
 	"slices"
 	"sort"
@@ -90,15 +91,33 @@ func (s *TrustSet) readTree(root *folderfs.Root, top string) error {
 	})
 }
 
+// readFile adds rel to the set: its content, or, for a file larger than
+// asb reads whole (a binary in the image's build context), a line with its
+// size and digest, which the hash and the diff use alike.
 func (s *TrustSet) readFile(root *folderfs.Root, rel string, d fs.DirEntry) error {
 	if !d.Type().IsRegular() {
 		return fmt.Errorf("%s is not a plain file (a link or a device): asb runs no folder whose Taskfile, configs or image it cannot read as they are; replace it with a file", rel)
 	}
-	b, err := root.ReadFile(rel, schema.MaxFileSize)
+	f, err := root.OpenFile(rel, os.O_RDONLY, 0)
 	if err != nil {
 		return folderfs.Explain(rel, err)
 	}
-	s.Files[rel] = b
+	defer f.Close()
+	head, err := io.ReadAll(io.LimitReader(f, schema.MaxFileSize+1))
+	if err != nil {
+		return err
+	}
+	if len(head) <= schema.MaxFileSize {
+		s.Files[rel] = head
+		return nil
+	}
+	h := sha256.New()
+	h.Write(head)
+	n, err := io.Copy(h, f)
+	if err != nil {
+		return err
+	}
+	s.Files[rel] = fmt.Appendf(nil, "(a file of %d bytes, sha256 %x)\n", int64(len(head))+n, h.Sum(nil))
 	return nil
 }
 

@@ -23,6 +23,7 @@ import (
 	"github.com/agents-sandbox/asb/cmd/asb/internal/root"
 	"github.com/agents-sandbox/asb/internal/testkit/fakehost"
 	"github.com/agents-sandbox/asb/internal/testkit/fakes"
+	"github.com/agents-sandbox/asb/internal/testkit/testenv"
 	"github.com/agents-sandbox/asb/runner/engine"
 )
 
@@ -30,6 +31,12 @@ import (
 // `exec asb …`) and get the real command tree, in a child process.
 func TestMain(m *testing.M) {
 	fakes.Dispatch() // run as msb, docker or podman: the stand-ins (see cmdFakes)
+	if name := filepath.Base(os.Args[0]); name != "asb" && name != "asb-task" {
+		// The tests that run asb from here keep approvals in a folder of
+		// their own (a script's asb has the script's HOME). testscript.Main
+		// exits the process, so the empty folder is left in the temp dir.
+		testenv.PrivateState()
+	}
 	testscript.Main(m, map[string]func(){
 		"asb": func() {
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

@@ -317,3 +317,18 @@ func RunErr(ctx context.Context, dir string, env []string, in []byte, argv ...st
 	err = cmd.Run()
 	return o.Bytes(), e.Bytes(), err
 }
+
+// PrivateState points XDG_STATE_HOME, where asb keeps its users' approvals
+// of outer folders (asb trust), at a fresh folder for this test binary and
+// the asb it runs, so that no test reads or writes the real user's; the
+// returned func removes it. Call it first thing in TestMain.
+func PrivateState() func() {
+	dir, err := os.MkdirTemp("", "asb-state-")
+	if err != nil {
+		panic(err)
+	}
+	if err := os.Setenv("XDG_STATE_HOME", dir); err != nil {
+		panic(err)
+	}
+	return func() { _ = os.RemoveAll(dir) }
+}

@@ -43,6 +43,7 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(root.Run(context.Background(), os.Args[1:], f))
 	}
+	cleanState := testenv.PrivateState()
 	dir, err := os.MkdirTemp("", "asb-fakes-")
 	if err != nil {
 		panic(err)
@@ -57,6 +58,7 @@ func TestMain(m *testing.M) {
 	testenv.StopDocker()
 	testenv.RemoveBuilds()
 	os.RemoveAll(dir)
+	cleanState()
 	os.Exit(code)
 }
 
