@@ -246,7 +246,9 @@ func (v *Verdict) PrintDiff(ctx context.Context, w io.Writer, git runner.Git) er
 		}
 		d, err := git.Diff(ctx, n, theirs, ours)
 		if err != nil {
-			return err
+			// No git here (a minimal machine): name the file at least.
+			fmt.Fprintf(w, "%s differs from asb's render (%d bytes against %d; no diff: %v)\n", n, len(ours), len(theirs), err)
+			continue
 		}
 		fmt.Fprint(w, d)
 	}

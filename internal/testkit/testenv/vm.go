@@ -67,7 +67,12 @@ func (r VMRun) CheckInterrupted(t testing.TB, vm, image, msbHome string) {
 			t.Errorf("msb rejected the generated config (%q):\n%s", bad, r.Stderr)
 		}
 	}
-	if r.Spinning && !strings.Contains(r.Stderr, "the boot of "+vm+" did not finish: ended its msb machine process") {
+	// Where /dev/kvm exists without vmx/svm, msb's machine process spins
+	// until it is ended, so asb must end it and say so. Without /dev/kvm
+	// it fails by itself within a second or two: it may be gone before
+	// asb's reap looks, and then there is nothing to end (NoMachineLeft
+	// below is what must hold on every shape).
+	if r.Spinning && HostShape() == "kvm-no-virt" && !strings.Contains(r.Stderr, "the boot of "+vm+" did not finish: ended its msb machine process") {
 		t.Errorf("Ctrl-C during the boot, and asb did not end it:\n%s", r.Stderr)
 	}
 	NoMachineLeft(t, vm, msbHome)
