@@ -263,8 +263,8 @@ func (v *Verdict) PrintDiff(ctx context.Context, w io.Writer, git runner.Git) er
 // the content after is approved too. An edit never approves a folder that
 // was not trusted before it.
 func ApproveEdit(dir string, before *Verdict, getenv func(string) string) error {
-	if before == nil || !before.Trusted {
-		return nil
+	if before == nil || !before.Trusted || before.Store == nil {
+		return nil // not trusted, or no state folder to keep approvals in
 	}
 	after, err := ReadTrustSet(dir)
 	if err != nil {

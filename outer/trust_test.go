@@ -56,3 +56,25 @@ func TestTrustSetLargeFiles(t *testing.T) {
 		t.Error("secrets.env changed the trust hash")
 	}
 }
+
+// Without $HOME or $XDG_STATE_HOME there is no store: a render-identical
+// folder is still trusted, an edit's approval is skipped (no panic), and a
+// changed folder is an error that says where approvals would live.
+func TestTrustWithoutStateFolder(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "f")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "Taskfile.yml"), []byte("version: '3'\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	none := func(string) string { return "" }
+	// No asb.yaml: nothing renders, so nothing is trusted, and without a
+	// store that is an error naming the missing folder.
+	if _, err := CheckTrust(dir, nil, none); err == nil || !strings.Contains(err.Error(), "XDG_STATE_HOME") {
+		t.Errorf("CheckTrust without a store: %v", err)
+	}
+	if err := ApproveEdit(dir, &Verdict{Trusted: true}, none); err != nil {
+		t.Errorf("ApproveEdit without a store: %v", err)
+	}
+}
