@@ -15,7 +15,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/agents-sandbox/asb/generator"
 	"github.com/agents-sandbox/asb/internal/folderfs"
 	"github.com/agents-sandbox/asb/runner"
 	"github.com/agents-sandbox/asb/schema"
@@ -66,7 +65,7 @@ func ReadTrustSet(dir string) (*TrustSet, error) {
 			if err := s.readTree(root, toolchainDir); err != nil {
 				return nil, err
 			}
-		case e.IsDir(), slices.Contains(untrusted, name):
+		case e.IsDir() || !inTrustSet(name):
 		default:
 			if err := s.readFile(root, name, e); err != nil {
 				return nil, err
@@ -74,18 +73,25 @@ func ReadTrustSet(dir string) (*TrustSet, error) {
 		}
 	}
 	if rec, err := schema.ReadRecord(dir); err == nil {
-		s.Origin = strings.TrimSpace(rec.Workspace.URL + " " + rec.Workspace.Branch)
+		s.Origin = origin(rec.Workspace)
 	}
 	return s, nil
 }
 
+// inTrustSet says whether the file rel of an outer folder is in its trust
+// set: a top-level file but the untrusted ones, or one under toolchain/
+// but the host's CA copies asb writes there.
+func inTrustSet(rel string) bool {
+	if strings.HasPrefix(rel, toolchainDir+"/") {
+		return !strings.HasPrefix(rel, CertsDir+"/"+HostCertPrefix)
+	}
+	return !strings.Contains(rel, "/") && !slices.Contains(untrusted, rel)
+}
+
 func (s *TrustSet) readTree(root *folderfs.Root, top string) error {
 	return fs.WalkDir(root.FS(), top, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
+		if err != nil || d.IsDir() || !inTrustSet(p) {
 			return err
-		}
-		if d.IsDir() || strings.HasPrefix(p, CertsDir+"/"+HostCertPrefix) {
-			return nil
 		}
 		return s.readFile(root, p, d)
 	})
@@ -148,27 +154,21 @@ const consentMark = "asb: allow"
 // RenderTrustSet is the trust set asb renders from dir's recorded answers
 // (asb.yaml) with the templates of tree.
 func RenderTrustSet(dir string, tree fs.FS) (*TrustSet, error) {
-	rec, err := schema.ReadRecord(dir)
+	plan, rec, err := renderRecord(dir, tree, "", nil)
 	if err != nil {
 		return nil, err
 	}
-	opts := rec.Answers
-	opts.Record = &schema.Record{Workspace: rec.Workspace}
-	plan, err := generator.Render(tree, opts)
-	if err != nil {
-		return nil, fmt.Errorf("render the templates with the answers of %s: %w", schema.RecordFile, err)
-	}
-	s := &TrustSet{Files: map[string][]byte{}, Origin: strings.TrimSpace(rec.Workspace.URL + " " + rec.Workspace.Branch)}
+	s := &TrustSet{Files: map[string][]byte{}, Origin: origin(rec.Workspace)}
 	for _, f := range plan.Files {
-		top := !strings.Contains(f.Path, "/")
-		if f.Dir || slices.Contains(untrusted, f.Path) ||
-			!(top || strings.HasPrefix(f.Path, toolchainDir+"/")) {
-			continue
+		if !f.Dir && inTrustSet(f.Path) {
+			s.Files[f.Path] = f.Content
 		}
-		s.Files[f.Path] = f.Content
 	}
 	return s, nil
 }
+
+// origin is how the trust set names a workspace origin.
+func origin(o schema.WorkspaceOrigin) string { return strings.TrimSpace(o.URL + " " + o.Branch) }
 
 // Same reports whether s and o hold the same content.
 func (s *TrustSet) Same(o *TrustSet) bool { return o != nil && s.Hash() == o.Hash() }

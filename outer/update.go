@@ -63,20 +63,9 @@ func PlanUpdate(ctx context.Context, dir string, tree fs.FS, version string, git
 // first (asb agent add): the new render is merged into the user's files
 // the same way, so their edits stay.
 func PlanChange(ctx context.Context, dir string, tree fs.FS, version string, git runner.Git, change func(*schema.InitOptions) error) (*UpdatePlan, error) {
-	rec, err := schema.ReadRecord(dir)
+	plan, _, err := renderRecord(dir, tree, version, change)
 	if err != nil {
 		return nil, err
-	}
-	opts := rec.Answers
-	if change != nil {
-		if err := change(&opts); err != nil {
-			return nil, err
-		}
-	}
-	opts.Record = &schema.Record{Asb: version, Workspace: rec.Workspace}
-	plan, err := generator.Render(tree, opts)
-	if err != nil {
-		return nil, fmt.Errorf("render the templates with the answers of %s: %w", schema.RecordFile, err)
 	}
 	// Every read goes through the folder's confined root: a committed link
 	// (.asb-base -> ~/.ssh) is refused, never read through or written to.
@@ -100,6 +89,28 @@ func PlanChange(ctx context.Context, dir string, tree fs.FS, version string, git
 		return nil, err
 	}
 	return u, nil
+}
+
+// renderRecord renders the templates of tree with the answers of dir's
+// record (asb.yaml), changed by change first when set, as asb version
+// would write them; it returns the plan and the record.
+func renderRecord(dir string, tree fs.FS, version string, change func(*schema.InitOptions) error) (*generator.Plan, *schema.Record, error) {
+	rec, err := schema.ReadRecord(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	opts := rec.Answers
+	if change != nil {
+		if err := change(&opts); err != nil {
+			return nil, nil, err
+		}
+	}
+	opts.Record = &schema.Record{Asb: version, Workspace: rec.Workspace}
+	plan, err := generator.Render(tree, opts)
+	if err != nil {
+		return nil, nil, fmt.Errorf("render the templates with the answers of %s: %w", schema.RecordFile, err)
+	}
+	return plan, rec, nil
 }
 
 // mergeOne plans one file of the new render.
