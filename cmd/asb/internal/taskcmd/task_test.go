@@ -500,7 +500,9 @@ func TestInterruptStopsTheRunningCommand(t *testing.T) {
 	defer cancel()
 	go func() {
 		for range 100 {
-			if _, err := os.Stat(pidFile); err == nil {
+			// The shell creates the file before it writes the pid: wait
+			// for the pid itself.
+			if b, err := os.ReadFile(pidFile); err == nil && strings.TrimSpace(string(b)) != "" {
 				break
 			}
 			time.Sleep(50 * time.Millisecond)
@@ -520,6 +522,9 @@ func TestInterruptStopsTheRunningCommand(t *testing.T) {
 	pid, err := os.ReadFile(pidFile)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if strings.TrimSpace(string(pid)) == "" {
+		t.Fatal("the command wrote no pid before the interrupt")
 	}
 	if _, err := os.Stat("/proc/" + strings.TrimSpace(string(pid))); err == nil {
 		t.Fatalf("the interrupted command (pid %s) still runs", strings.TrimSpace(string(pid)))
