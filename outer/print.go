@@ -39,6 +39,12 @@ func (b *Boundary) PrintMounts(w io.Writer) {
 	}
 	for _, m := range b.Mounts {
 		from := m.Source
+		if m.Via != "" {
+			from += " → " + m.Host
+			if m.Refused == "" {
+				from += " (through a link: the VM sees this folder)"
+			}
+		}
 		switch m.Kind {
 		case "named":
 			from = "volume " + m.Source

@@ -36,9 +36,12 @@ type MountView struct {
 	Guest  string `json:"guest"`
 	Kind   string `json:"kind"`             // bind, named, tmpfs, disk
 	Source string `json:"source,omitempty"` // as written in sandbox.yaml
-	Host   string `json:"host,omitempty"`   // absolute host path of a bind
-	Access string `json:"access"`           // rw or ro
-	Role   string `json:"role,omitempty"`   // workspace, agent-config
+	Host   string `json:"host,omitempty"`   // absolute host path of a bind, links followed: what the VM sees
+	// Via is the path as written, made absolute, when a link leads from it
+	// to Host (the VM sees Host's files, not a link).
+	Via    string `json:"via,omitempty"`
+	Access string `json:"access"`         // rw or ro
+	Role   string `json:"role,omitempty"` // workspace, agent-config
 	// UnderHome: the host folder is under your $HOME (and outside this
 	// folder), which the mount policy allows only with its consent comment.
 	UnderHome bool `json:"under_home,omitempty"`
@@ -165,14 +168,18 @@ func (f *Folder) mountView(m schema.Mount) MountView {
 	switch m.Kind {
 	case "bind":
 		mv.Source = m.Bind
-		mv.Host = f.HostPath(m.Bind)
-		mv.UnderHome = f.underHome(mv.Host)
-		real, dir := schema.ResolvePath(filepath.Clean(mv.Host)), schema.ResolvePath(f.Dir)
+		written := f.HostPath(m.Bind)
+		mv.UnderHome = f.underHome(written)
+		real, dir := schema.ResolvePath(filepath.Clean(written)), schema.ResolvePath(f.Dir)
+		mv.Host = real
+		mv.Via = linkVia(written, real, f.Dir, dir)
 		mv.Outside = !mv.UnderHome && !schema.Within(real, dir)
 		if strings.Contains(m.Bind, "${") {
 			mv.Refused = "${…}: " + schema.ExpandRefused
 		} else if re := f.mountRules().HostFolder(real, true); re != nil {
 			mv.Refused = "it " + re.Why // refused even with consent
+		} else if re := schema.BindLink(written); re != nil {
+			mv.Refused = "it " + re.Why
 		}
 		if mv.Refused != "" {
 			mv.Verdict, mv.Outside = schema.Refused.String(), false
@@ -186,6 +193,19 @@ func (f *Folder) mountView(m schema.Mount) MountView {
 		mv.Refused = "a disk image file of your host"
 	}
 	return mv
+}
+
+// linkVia is the bind's path as written when a link on its way (below the
+// folder, for a bind inside it) leads elsewhere: the VM sees real, not it.
+func linkVia(written, real, dir, realDir string) string {
+	want := filepath.Clean(written)
+	if rel, err := filepath.Rel(dir, written); err == nil && filepath.IsLocal(rel) {
+		want = filepath.Join(realDir, rel)
+	}
+	if want == real {
+		return ""
+	}
+	return written
 }
 
 // underHome reports whether a host path is under $HOME and outside this

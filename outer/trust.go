@@ -66,6 +66,10 @@ func ReadTrustSet(dir string) (*TrustSet, error) {
 				return nil, err
 			}
 		case e.IsDir() || !inTrustSet(name):
+		case e.Type()&fs.ModeSymlink != 0:
+			if err := s.readLink(root, name); err != nil {
+				return nil, err
+			}
 		default:
 			if err := s.readFile(root, name, e); err != nil {
 				return nil, err
@@ -95,6 +99,23 @@ func (s *TrustSet) readTree(root *folderfs.Root, top string) error {
 		}
 		return s.readFile(root, p, d)
 	})
+}
+
+// readLink adds a top-level link to the set by its target: a link to a
+// folder inside the outer folder (a bind's source, say), which the mount
+// rules judge where they meet it. A link to a file, or out of the folder,
+// is refused: what asb, go-task or msb would read through it is not in
+// the set, and could change after an approval.
+func (s *TrustSet) readLink(root *folderfs.Root, rel string) error {
+	target, err := root.Readlink(rel)
+	if err != nil {
+		return folderfs.Explain(rel, err)
+	}
+	if fi, err := root.Stat(rel); err != nil || !fi.IsDir() {
+		return fmt.Errorf("%s is a link (to %s) that leads to a file, out of the outer folder or nowhere: asb runs no folder whose files it cannot read as they are; replace it with the file, or write the folder's own path in sandbox.yaml (with # %s) instead of a link", rel, target, schema.HostConsent)
+	}
+	s.Files[rel] = fmt.Appendf(nil, "(a link to the folder %s)\n", target)
+	return nil
 }
 
 // readFile adds rel to the set: its content, or, for a file larger than

@@ -78,3 +78,49 @@ func TestTrustWithoutStateFolder(t *testing.T) {
 		t.Errorf("ApproveEdit without a store: %v", err)
 	}
 }
+
+// A top-level link to a folder inside the outer folder (a bind's source)
+// stands in the set by its target, so pointing it elsewhere needs a new
+// approval; a link to a file, out of the folder or to nothing is refused,
+// since what would be read through it is not in the set.
+func TestTrustSetLinks(t *testing.T) {
+	dir := t.TempDir()
+	for _, d := range []string{"real", "other"} {
+		if err := os.Mkdir(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "Taskfile.yml"), []byte("version: '3'\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "data")
+	if err := os.Symlink("real", link); err != nil {
+		t.Fatal(err)
+	}
+	a, err := ReadTrustSet(dir)
+	if err != nil {
+		t.Fatalf("a link to a folder inside: %v", err)
+	}
+	if got := string(a.Files["data"]); got != "(a link to the folder real)\n" {
+		t.Errorf("the link stands as %q", got)
+	}
+	repoint := func(target string) {
+		t.Helper()
+		if err := os.Remove(link); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(target, link); err != nil {
+			t.Fatal(err)
+		}
+	}
+	repoint("other")
+	if b, err := ReadTrustSet(dir); err != nil || b.Hash() == a.Hash() {
+		t.Errorf("a link pointed at another folder: err %v, hash unchanged %v", err, err == nil && b.Hash() == a.Hash())
+	}
+	for _, target := range []string{"Taskfile.yml", t.TempDir(), "missing"} {
+		repoint(target)
+		if _, err := ReadTrustSet(dir); err == nil || !strings.Contains(err.Error(), "data is a link (to "+target+") that leads to a file, out of the outer folder or nowhere") {
+			t.Errorf("a link to %s: %v", target, err)
+		}
+	}
+}

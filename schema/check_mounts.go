@@ -118,6 +118,11 @@ func (c *checker) checkBind(i int, m Mount, rules MountRules, earlier []bindSeen
 		c.rule(SandboxFile, n, f, "mount", re)
 		return bindSeen{}, false
 	}
+	if re := BindLink(c.lexicalPath(m.Bind)); re != nil {
+		re.Value = m.Bind
+		c.rule(SandboxFile, n, f, "mount", re)
+		return bindSeen{}, false
+	}
 	if s := secretFileIn(h); s != "" {
 		c.at(SandboxFile, n, SeverityError, f, "move the secrets file out of the mounted folder, or mount a folder without it",
 			"mount %q contains %s: the VM could read the credentials", m.Bind, c.rel(s))

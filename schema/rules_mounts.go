@@ -146,6 +146,21 @@ func HostKind(host string) *RuleError {
 	return nil
 }
 
+// BindLink judges a bind's host path as written (made absolute, nothing
+// followed): msb does not follow a link there. With msb 0.7.2 the VM then
+// fails to start, "mount …: Too many levels of symbolic links (os error
+// 40)" (the real-boot test, docs/boot.md). A link further up the path is
+// followed.
+func BindLink(written string) *RuleError {
+	fi, err := os.Lstat(written)
+	if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+		return nil
+	}
+	target := resolvePath(written)
+	return &RuleError{Value: written, Why: "is a link (to " + target + "), which msb does not follow: the VM fails to start (\"Too many levels of symbolic links\")",
+		Fix: "write the folder it leads to, " + target + ", in its place"}
+}
+
 // GuestPath judges the guest side of a mount: absolute, and none of the
 // paths the VM needs or asb mounts itself (own, when the mount is not
 // asb's own mount of that path).

@@ -72,6 +72,9 @@ func name(rel string) string { return filepath.FromSlash(rel) }
 // Lstat describes rel without following a last link.
 func (r *Root) Lstat(rel string) (fs.FileInfo, error) { return r.r.Lstat(name(rel)) }
 
+// Readlink is the target of the link rel, as written (nothing followed).
+func (r *Root) Readlink(rel string) (string, error) { return r.r.Readlink(name(rel)) }
+
 // Stat describes rel, following links that stay inside the folder.
 func (r *Root) Stat(rel string) (fs.FileInfo, error) { return r.r.Stat(name(rel)) }
 
