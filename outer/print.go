@@ -40,10 +40,7 @@ func (b *Boundary) PrintMounts(w io.Writer) {
 	for _, m := range b.Mounts {
 		from := m.Source
 		if m.Via != "" {
-			from += " → " + m.Host
-			if m.Refused == "" {
-				from += " (through a link: the VM sees this folder)"
-			}
+			from += " → " + m.Host // a link, which validate refuses
 		}
 		switch m.Kind {
 		case "named":

@@ -37,8 +37,8 @@ type MountView struct {
 	Kind   string `json:"kind"`             // bind, named, tmpfs, disk
 	Source string `json:"source,omitempty"` // as written in sandbox.yaml
 	Host   string `json:"host,omitempty"`   // absolute host path of a bind, links followed: what the VM sees
-	// Via is the path as written, made absolute, when a link leads from it
-	// to Host (the VM sees Host's files, not a link).
+	// Via is the path as written, made absolute, when a link on it leads
+	// to Host (msb does not follow it: refused, see schema.BindLink).
 	Via    string `json:"via,omitempty"`
 	Access string `json:"access"`         // rw or ro
 	Role   string `json:"role,omitempty"` // workspace, agent-config
@@ -178,7 +178,7 @@ func (f *Folder) mountView(m schema.Mount) MountView {
 			mv.Refused = "${…}: " + schema.ExpandRefused
 		} else if re := f.mountRules().HostFolder(real, true); re != nil {
 			mv.Refused = "it " + re.Why // refused even with consent
-		} else if re := schema.BindLink(written); re != nil {
+		} else if re := schema.BindLink(f.Dir, written); re != nil {
 			mv.Refused = "it " + re.Why
 		}
 		if mv.Refused != "" {
@@ -196,7 +196,7 @@ func (f *Folder) mountView(m schema.Mount) MountView {
 }
 
 // linkVia is the bind's path as written when a link on its way (below the
-// folder, for a bind inside it) leads elsewhere: the VM sees real, not it.
+// folder, for a bind inside it) leads elsewhere, to real.
 func linkVia(written, real, dir, realDir string) string {
 	want := filepath.Clean(written)
 	if rel, err := filepath.Rel(dir, written); err == nil && filepath.IsLocal(rel) {

@@ -118,7 +118,7 @@ func (c *checker) checkBind(i int, m Mount, rules MountRules, earlier []bindSeen
 		c.rule(SandboxFile, n, f, "mount", re)
 		return bindSeen{}, false
 	}
-	if re := BindLink(c.lexicalPath(m.Bind)); re != nil {
+	if re := BindLink(c.dir, c.lexicalPath(m.Bind)); re != nil {
 		re.Value = m.Bind
 		c.rule(SandboxFile, n, f, "mount", re)
 		return bindSeen{}, false
@@ -155,9 +155,9 @@ func (c *checker) checkBind(i int, m Mount, rules MountRules, earlier []bindSeen
 	return bindSeen{index: i, host: h, readonly: m.Readonly}, true
 }
 
-// checkWorkspace: what is mounted at /workspace must be a real folder
-// inside the outer folder, no symlink on the way (a committed link could
-// point anywhere, and change between validate and msb create).
+// checkWorkspace: what is mounted at /workspace must be a folder inside
+// the outer folder (a link on the way is refused for every bind, BindLink:
+// msb does not follow it, and a committed link could point anywhere).
 func (c *checker) checkWorkspace(i int, m Mount) {
 	n := c.mountNode(i, "bind")
 	f := fmt.Sprintf("mounts[%d]", i)
@@ -176,10 +176,6 @@ func (c *checker) checkWorkspace(i int, m Mount) {
 		switch {
 		case err != nil:
 			return // HostKind: msb fails to start; CheckDir does not ask for it
-		case fi.Mode()&fs.ModeSymlink != 0:
-			c.at(SandboxFile, n, SeverityError, f, "make workspace/ a real folder (rm it, then asb sync or git clone the project into it)",
-				"mount %q at /workspace goes through the symlink %s: /workspace must be a real folder inside the outer folder", m.Bind, c.rel(cur))
-			return
 		case !fi.IsDir():
 			c.at(SandboxFile, n, SeverityError, f, "make workspace/ a folder", "mount %q at /workspace is not a folder", m.Bind)
 			return
