@@ -22,6 +22,9 @@ import (
 // (testenv.Guest); the whole scenario is one guest session, shared by the
 // tests below (a boot costs seconds under emulation).
 
+//go:embed testdata/boot/prelude.sh
+var bootPrelude string
+
 //go:embed testdata/boot/scenario.sh
 var bootScenario string
 
@@ -77,6 +80,7 @@ func runBootScenario(t *testing.T) *testenv.Session {
 	defer cancel()
 	o := newOuter(t, ctx)
 	placeCanaries(t, o.dir)
+	addMountForms(t, o.dir, g)
 	if os.Getenv("ASB_BOOT_DEMO") == "leak" {
 		leakOuter(t, o.dir)
 	}
@@ -94,7 +98,7 @@ func runBootScenario(t *testing.T) *testenv.Session {
 	g.WriteFile(t, "canaries", []byte(strings.Join([]string{bootSecretOC, bootSecretGH, bootCanaryYAML,
 		bootCanaryTask, bootCanaryState, bootControl}, "\n")+"\n"), 0o644)
 	g.CopyDir(t, "outer", o.dir)
-	return g.Run(t, ctx, bootScenario, 15*time.Minute)
+	return g.Run(t, ctx, bootPrelude+bootScenario, 15*time.Minute)
 }
 
 // leakOuter breaks the boundary on purpose, to watch the tests catch it

@@ -1,45 +1,28 @@
 # scenario.sh: one guest session of the real-boot tests (boot_real_test.go).
-# Runs on a host that can boot microVMs (the nested guest, or this one), as
-# root, after guestLib (step, note, now). /data holds: bin/ (static asb,
-# asb-task, ptyrun, the builder stand-in), msb/, image.tar, outer/ (the
-# folder asb generated, canaries in place) and canaries (one a line).
-# In the nested guest the scenario runs as an ordinary user, uid 2000, who
-# owns the outer folder and may use /dev/kvm, as asb's users do; root only
-# prepares that. (On a host that boots by itself it runs as the test does.)
-if [ "$GUEST_SHAPE" = nested ] && [ "$(id -u)" = 0 ]; then
-	echo 'user:x:2000:2000:user:/data/root:/bin/sh' >>/etc/passwd
-	echo 'user:x:2000:' >>/etc/group
-	chmod 0666 /dev/kvm
-	mkdir -p "$DATA/root"
-	chown -R 2000:2000 "$DATA"
-	note svm "$(grep -c -w svm /proc/cpuinfo)"
-	note kvm "$(ls -l /dev/kvm 2>&1)"
-	exec su -p -s /bin/sh user -c "sh $DATA/run.sh"
-fi
-note user "$(id -u)"
-export PATH="$DATA/bin:$DATA/msb/bin:$PATH" MSB_HOME="$DATA/msb-home" TMPDIR="$DATA/tmp" HOME="$DATA/root"
-# image:build and image:load run through this stand-in: the image was built
-# by the real podman on the test's host and saved to image.tar.
-export ASB_BUILDER="$DATA/bin/builder"
-mkdir -p "$MSB_HOME" "$TMPDIR" "$HOME"
+# Runs on a host that can boot microVMs (the nested guest, or this one),
+# after guestLib (step, note, now) and prelude.sh (the user, the PATH,
+# create). /data holds: bin/ (static asb, asb-task, ptyrun, the builder
+# stand-in), msb/, image.tar, outer/ (the folder asb generated, canaries in
+# place) and canaries (one a line).
 cd "$DATA/outer" || exit 1
 note ws_owner "$(stat -c '%u %g' workspace)"
+# Mount forms (boot_mounts_real_test.go): the folder outside the outer
+# folder depends on where /data is, so it is made here; each bind's folder
+# holds its own resolved path, for the VM to read back. linked is a link
+# for TestRealBootLinkBind (asb trusts a top-level link to a folder inside).
+sed -i "s|@DATA@|$DATA|g" sandbox.yaml
+mkdir -p d1 d2 d3 real/sub "$DATA/outside-x"
+ln -s real linked
+for d in d1 d2 d3 "$DATA/outside-x"; do (cd "$d" && pwd -P >.mark); done
 # The test swapped the toolchain for a small image: the folder is no longer
 # asb's own render, so its user approves it, as asb task asks.
 step trust asb trust
 
-# create NAME: asb task vm:create, retried once after msb rm --force (a
-# few % of nested boots fail).
-create() {
-	step "$1" timeout 300 asb task vm:create && return 0
-	note retry "$1"
-	for v in $(msb ls -q); do msb rm --force "$v" >/dev/null 2>&1; done
-	step "$1" timeout 300 asb task vm:create
-}
 vmexec() { asb task vm:exec -- "$@"; }
 rootexec() { msb exec --no-tty -u root "$VM" -- "$@"; }
 
 step doctor asb doctor --boot
+step volume msb volume create --quiet extra-vol
 create create || exit 1
 VM=$(msb ls -q | head -n1)
 note vm "$VM"
@@ -61,6 +44,21 @@ step canary_fs rootexec sh -c "find / \\( -path /proc -o -path /sys -o -path /de
 step env_root rootexec sh -c 'for f in /proc/[0-9]*/environ; do tr "\0" "\n" <"$f" 2>/dev/null; done; true'
 step env_dev vmexec env
 step disk rootexec sh -c 'df -k /var/lib/containers; d=$(awk "\$2==\"/var/lib/containers\" {print \$1}" /proc/mounts); echo "dev=$d"; echo "bytes=$(( $(cat /sys/class/block/${d#/dev/}/size) * 512 ))"'
+step mounts_boundary asb boundary --format json
+# shellcheck disable=SC2016,SC2046
+step mounts_vm rootexec sh -c 'for m in "$@"; do
+	w=$( (echo vm >"$m/.vm-wrote") 2>&1) && w=ok || w="refused $w"
+	echo "$m|$(cat "$m/.mark" 2>/dev/null)|$w|$(awk -v m="$m" "\$2==m {print \$3}" /proc/mounts)"
+done' sh $(cat "$DATA/mount-targets")
+# shellcheck disable=SC2016
+step mounts_host sh -c 'for d in d1 d2 d3 "$DATA/outside-x"; do
+	echo "$(cd "$d" && pwd -P) $(cat "$d/.vm-wrote" 2>/dev/null)"
+done; find "$MSB_HOME" -name .vm-wrote 2>/dev/null'
+# msb itself does not follow a link on a bind's path (schema.BindLink).
+printf 'mounts:\n  - bind: %s\n    target: /x\n' "$DATA/outer/linked/sub" >"$DATA/link.yaml"
+link_msb() { step link_msb timeout 300 msb create "$(msb image ls -q | head -n1)" --name linktest --pull never --conf "$DATA/link.yaml"; msb rm --force linktest >/dev/null 2>&1; }
+link_msb
+grep -q 'symbolic links' "$DATA/.step.out" "$DATA/.step.err" || link_msb # a boot that failed otherwise (a few %)
 
 # Item 2: the agent, attached with a terminal (the image's opencode is a
 # stand-in that prints who and where it runs), then warm.
@@ -120,3 +118,4 @@ step reap_kill boot_and KILL agent
 step reap_next timeout 300 ptyrun asb task agent
 step reap_next_left left
 step cleanup asb task vm:rm
+

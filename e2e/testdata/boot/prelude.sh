@@ -1,0 +1,30 @@
+# prelude.sh: the start of every real-boot guest session (boot_real_test.go
+# puts it before scenario.sh or realimage.sh), after guestLib.
+# In the nested guest the scenario runs as an ordinary user, uid 2000, who
+# owns the outer folder and may use /dev/kvm, as asb's users do; root only
+# prepares that. (On a host that boots by itself it runs as the test does.)
+if [ "$GUEST_SHAPE" = nested ] && [ "$(id -u)" = 0 ]; then
+	echo 'user:x:2000:2000:user:/data/root:/bin/sh' >>/etc/passwd
+	echo 'user:x:2000:' >>/etc/group
+	chmod 0666 /dev/kvm
+	mkdir -p "$DATA/root"
+	chown -R 2000:2000 "$DATA"
+	note svm "$(grep -c -w svm /proc/cpuinfo)"
+	note kvm "$(ls -l /dev/kvm 2>&1)"
+	exec su -p -s /bin/sh user -c "sh $DATA/run.sh"
+fi
+note user "$(id -u)"
+export DATA PATH="$DATA/bin:$DATA/msb/bin:$PATH" MSB_HOME="$DATA/msb-home" TMPDIR="$DATA/tmp" HOME="$DATA/root"
+# image:build and image:load run through this stand-in: the image was built
+# by the real podman on the test's host and saved to image.tar.
+export ASB_BUILDER="$DATA/bin/builder"
+mkdir -p "$MSB_HOME" "$TMPDIR" "$HOME"
+
+# create NAME: asb task vm:create, retried once after msb rm --force (a
+# few % of nested boots fail).
+create() {
+	step "$1" timeout "${CREATE_LIMIT:-300}" asb task vm:create && return 0
+	note retry "$1"
+	for v in $(msb ls -q); do msb rm --force "$v" >/dev/null 2>&1; done
+	step "$1" timeout "${CREATE_LIMIT:-300}" asb task vm:create
+}
