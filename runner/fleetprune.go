@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -68,6 +69,10 @@ func (f Fleet) PrunePlan(o PruneOptions) []Removal {
 		}
 		plan = append(plan, Removal{Kind: "image", Name: img.Ref, Owner: img.Owner, Bytes: img.Bytes, Why: "no VM uses it"})
 	}
+	kinds := []string{"vm", "volume", "image"} // the order they are removed in
+	slices.SortStableFunc(plan, func(a, b Removal) int {
+		return cmp.Or(cmp.Compare(slices.Index(kinds, a.Kind), slices.Index(kinds, b.Kind)), strings.Compare(a.Name, b.Name))
+	})
 	return plan
 }
 

@@ -10,7 +10,27 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/agents-sandbox/asb/host"
 )
+
+// msbStorage is msb df and msb prune, which msb has from 0.7.7 on (an
+// older release does not know the words, as msb 0.7.2 does not).
+func (e *env) msbStorage(cmd string, args []string) error {
+	caps, err := host.CapsOf(fakeVersion())
+	if err != nil {
+		return err
+	}
+	if !caps.DfPrune {
+		return exitError{2, fmt.Sprintf("error: unrecognized subcommand '%s'", cmd)}
+	}
+	if cmd == "df" {
+		_, err := fmt.Fprintln(e.stdout, "TYPE       COUNT  IN USE  LOGICAL SIZE  RECLAIMABLE\nimages     -      -       -             -")
+		return err
+	}
+	_, err = fmt.Fprintf(e.stdout, "fake msb prune %s: 0 files\n", strings.Join(args, " "))
+	return err
+}
 
 // fakeImageSize is what an image loaded without a size weighs.
 const fakeImageSize = 4096

@@ -59,6 +59,8 @@ func (e *env) msb(args []string) error {
 		return e.msbImage(args)
 	case "list", "ls":
 		return e.msbList(args)
+	case "df", "prune":
+		return e.msbStorage(cmd, args)
 	case "load":
 		return e.msbLoad(args)
 	case "volume", "vol":
