@@ -55,6 +55,10 @@ type Fleet struct {
 	VMs     []FleetVM     `json:"vms"`
 	Volumes []FleetVolume `json:"volumes"`
 	Images  []FleetImage  `json:"images"`
+	// The builder's images and cache (LoadBuilder; empty until then).
+	Builder       string         `json:"builder,omitempty"`
+	BuilderImages []BuilderImage `json:"builder_images,omitempty"`
+	BuilderCache  int64          `json:"builder_cache_bytes"`
 }
 
 // LoadFleet reads msb's listings and measures the disks; exists says
@@ -211,12 +215,23 @@ func (f Fleet) Folders() []string {
 	return out
 }
 
+// slugOwners maps each folder's slug (from its VMs' image) to the folder.
+func (f *Fleet) slugOwners() map[string]Owner {
+	owners := map[string]Owner{}
+	for _, vm := range f.VMs {
+		if s := slugOf(vm.Image); s != "" && vm.Folder != "" {
+			owners[s] = Owner{Folder: vm.Folder, Agent: vm.Agent, FolderGone: vm.FolderGone}
+		}
+	}
+	return owners
+}
+
 // slugOf is the outer folder's slug in an image reference of asb's
 // (<slug>:<agent>-latest, or the builder's tag that a docker tar brings
 // along, agents-sandbox/runner-<slug>:<agent>-latest), or "".
 func slugOf(ref string) string {
 	repo, tag, ok := strings.Cut(strings.TrimPrefix(normalRef(ref), "docker.io/library/"), ":")
-	repo = strings.TrimPrefix(repo, "agents-sandbox/runner-")
+	repo = strings.TrimPrefix(strings.TrimPrefix(repo, "localhost/"), "agents-sandbox/runner-")
 	if !ok || strings.Contains(repo, "/") || !strings.HasSuffix(tag, "-latest") {
 		return ""
 	}
@@ -228,12 +243,7 @@ func slugOf(ref string) string {
 // and <slug>:<agent>-latest), so what a removed VM left is still told
 // apart. The session is not known from a name.
 func (f *Fleet) attributeBySlug() {
-	owners := map[string]Owner{}
-	for _, vm := range f.VMs {
-		if s := slugOf(vm.Image); s != "" && vm.Folder != "" {
-			owners[s] = Owner{Folder: vm.Folder, Agent: vm.Agent, FolderGone: vm.FolderGone}
-		}
-	}
+	owners := f.slugOwners()
 	for i, img := range f.Images {
 		if o, ok := owners[slugOf(img.Ref)]; ok && img.Folder == "" {
 			f.Images[i].Owner = o

@@ -48,6 +48,7 @@ func newFleetEnv(t *testing.T, version string) *fleetEnv {
 	t.Setenv(fakes.VersionEnv, version)
 	t.Setenv(host.MSBCacheEnv, filepath.Join(tmp, "msb-version.json"))
 	t.Setenv("MSB_HOME", e.home)
+	t.Setenv("ASB_BUILDER", "podman")
 	if err := os.WriteFile(filepath.Join(tmp, "sandbox.yaml"), []byte("cpus: 1\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -62,6 +63,7 @@ func newFleetEnv(t *testing.T, version string) *fleetEnv {
 	e.vm("fc", "s1", "")
 	e.vm("fd", "", "")
 	e.msb("FAKE-IMAGE other:1 d-other 3000", "load", "--tag", "other:1")
+	e.tool("podman", "a base", "import", "-", "localhost/debian:trixie-slim")
 	e.msb("", "volume", "create", "other-vol")
 	e.msb("", "create", "other:1", "--name", "other-vm", "--conf", "sandbox.yaml")
 	for _, vm := range []string{"fa-12345678-opencode-s2", "fb-12345678-opencode", "fc-12345678-opencode", "fc-12345678-opencode-s1", "other-vm"} {
@@ -109,6 +111,7 @@ func (e *fleetEnv) folder(name string, size int) {
 	e.msb("FAKE-IMAGE agents-sandbox/runner-"+slug+":opencode-latest d-"+name+" "+strconv.Itoa(size),
 		"load", "--tag", slug+":opencode-latest")
 	e.msb("", "volume", "create", slug+"-opencode-20260101-000000")
+	e.tool("podman", "rootfs of "+name, "import", "-", "agents-sandbox/runner-"+slug+":opencode-latest")
 }
 
 func (e *fleetEnv) vm(folder, session, created string) {
@@ -126,12 +129,17 @@ func (e *fleetEnv) vm(folder, session, created string) {
 
 func (e *fleetEnv) msb(stdin string, args ...string) string {
 	e.t.Helper()
-	c := exec.Command("msb", args...)
+	return e.tool("msb", stdin, args...)
+}
+
+func (e *fleetEnv) tool(name, stdin string, args ...string) string {
+	e.t.Helper()
+	c := exec.Command(name, args...)
 	c.Dir = e.tmp
 	c.Stdin = strings.NewReader(stdin)
 	out, err := c.CombinedOutput()
 	if err != nil {
-		e.t.Fatalf("msb %v: %v\n%s", args, err, out)
+		e.t.Fatalf("%s %v: %v\n%s", name, args, err, out)
 	}
 	return string(out)
 }
@@ -302,6 +310,15 @@ func TestDfTotalsMatchTheTools(t *testing.T) {
 			seen[img.Digest] = true
 		}
 	}
+	var built []struct {
+		Size int64 `json:"Size"`
+	}
+	if err := json.Unmarshal([]byte(e.tool("podman", "", "images", "--format", "json")), &built); err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range built {
+		want += b.Size
+	}
 	var sum int64
 	byKey := map[string]int64{}
 	for _, r := range rep.Rows {
@@ -311,7 +328,8 @@ func TestDfTotalsMatchTheTools(t *testing.T) {
 	if rep.Total != want || sum != rep.Total {
 		t.Errorf("asb df total %d, rows add up to %d; du and msb image ls say %d", rep.Total, sum, want)
 	}
-	if byKey["fa home volumes"] < 300_000 || byKey["fb msb images"] != 2000 || byKey["(not asb's) msb images"] != 3000 {
+	if byKey["fa home volumes"] < 300_000 || byKey["fb msb images"] != 2000 || byKey["(not asb's) msb images"] != 3000 ||
+		byKey["fb builder images"] != fakes.BuilderImageBytes || byKey["(not asb's) builder images"] != fakes.BuilderImageBytes {
 		t.Errorf("rows: %v", byKey)
 	}
 	out, _, _ := e.asb("df")

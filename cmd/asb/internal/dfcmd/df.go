@@ -23,8 +23,12 @@ const (
 	KindImages  = "msb images"
 	KindVolumes = "home volumes"
 	KindVMs     = "VM disks"
+	KindBuilder = "builder images"
+	KindCache   = "builder cache"
 	// NotAsbs is the folder of what no label of asb's claims.
 	NotAsbs = "(not asb's)"
+	// Shared is the folder of the builder's cache, which every build uses.
+	Shared = "(shared)"
 )
 
 // Options are the parsed command line of `asb df`.
@@ -35,20 +39,25 @@ type Options struct {
 	Exists func(string) bool // nil: os.Stat
 	// Caps is the installed msb's row of the table (nil: detect it).
 	Caps func(context.Context) (host.MSBCaps, error)
+	// Builder is the image builder the Taskfile uses (runner.DetectBuilder).
+	Builder func() runner.Builder
 }
 
 // NewCmd returns `asb df`.
 func NewCmd(f *cmdutil.Factory) *cobra.Command {
-	opts := &Options{IO: f.IO, MSB: runner.MSB{Getenv: f.Getenv}}
+	opts := &Options{IO: f.IO, MSB: runner.MSB{Getenv: f.Getenv},
+		Builder: func() runner.Builder { return runner.DetectBuilder(f.Getenv, nil, nil) }}
 	cmd := &cobra.Command{
 		Use:   "df [--format json]",
 		Short: "Show the disk asb's sandboxes take, per outer folder and kind, with a total",
 		Long: `Show the disk taken on this machine per outer folder and kind: msb images
 (msb's size_bytes, a digest that several references share counted once),
 home volumes and VM disks (the bytes allocated under msb's state folder,
-as du counts them: msb 0.7.2 does not measure them itself). What no VM of
-asb's accounts for is listed as (not asb's), so the total is msb's whole
-use. Where the installed msb has msb df (0.7.7+), its own report follows.`,
+as du counts them: msb 0.7.2 does not measure them itself), and the image
+builder's (docker or podman, as the Taskfile picks it) images per folder
+and its build cache. What no VM of asb's accounts for is listed as (not
+asb's), so the total is msb's and the builder's whole use. Where the
+installed msb has msb df (0.7.7+), its own report follows.`,
 		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return Run(cmd.Context(), opts) },
 	}
@@ -80,6 +89,11 @@ func Run(ctx context.Context, o *Options) error {
 	fleet, err := runner.LoadFleet(ctx, o.MSB, o.Exists)
 	if err != nil {
 		return cmdutil.MSBError("measure the sandboxes", err)
+	}
+	if o.Builder != nil {
+		if err := fleet.LoadBuilder(ctx, o.Builder()); err != nil {
+			fmt.Fprintf(o.IO.ErrOut, "asb df: the builder's images are not counted: %v\n", err)
+		}
 	}
 	rep := Tally(fleet)
 	if o.Format == "json" {
@@ -125,13 +139,19 @@ func Tally(f runner.Fleet) Report {
 	for _, img := range f.Images {
 		add(img.Owner, KindImages, img.Bytes)
 	}
+	for _, img := range f.BuilderImages {
+		add(img.Owner, KindBuilder, img.Bytes)
+	}
+	if f.Builder != "" {
+		add(runner.Owner{Folder: Shared}, KindCache, f.BuilderCache)
+	}
 	rep := Report{MSBHome: f.Home, Rows: []Row{}}
 	for _, r := range rows {
 		rep.Rows = append(rep.Rows, *r)
 		rep.TotalBytes += r.Bytes
 	}
 	slices.SortFunc(rep.Rows, func(a, b Row) int {
-		return cmp.Or(cmp.Compare(b2i(a.Folder == NotAsbs), b2i(b.Folder == NotAsbs)), strings.Compare(a.Folder, b.Folder), strings.Compare(a.Kind, b.Kind))
+		return cmp.Or(cmp.Compare(rank(a.Folder), rank(b.Folder)), strings.Compare(a.Folder, b.Folder), strings.Compare(a.Kind, b.Kind))
 	})
 	return rep
 }
@@ -150,9 +170,13 @@ func msbDf(ctx context.Context, o *Options) error {
 	return nil
 }
 
-func b2i(b bool) int {
-	if b {
+// rank puts the folders first, then what is shared, then what is not asb's.
+func rank(folder string) int {
+	switch folder {
+	case Shared:
 		return 1
+	case NotAsbs:
+		return 2
 	}
 	return 0
 }
