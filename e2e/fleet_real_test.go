@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -90,4 +92,60 @@ func renderedOuter(t *testing.T, ctx context.Context, name string) *outer {
 	o := &outer{dir: dir, vars: map[string]string{}, cmds: map[string][]string{}}
 	o.readTaskfile(t)
 	return o
+}
+
+// TestRealPodmanBuilderTotals: what asb df counts of the builder (its
+// images, an image with a second name once, and its unnamed layers) is
+// what podman images -a lists, each image once; podman 4.3's system df
+// counts an image with two names twice, so it may only be larger.
+func TestRealPodmanBuilderTotals(t *testing.T) {
+	podman := testenv.Podman(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	run := func(stdin []byte, args ...string) string {
+		t.Helper()
+		out, stderr, err := testenv.RunErr(ctx, "", os.Environ(), stdin, append(slices.Clone(podman), args...)...)
+		if err != nil {
+			t.Fatalf("podman %v: %v\n%s", args, err, stderr)
+		}
+		return string(out)
+	}
+	run(tarOf(t, map[string]string{"etc/hostname": "a\n"}), "import", "-", "agents-sandbox/runner-x-12345678:opencode-latest")
+	run(nil, "tag", "agents-sandbox/runner-x-12345678:opencode-latest", "localhost/other:1")
+	run(tarOf(t, map[string]string{"etc/hostname": "b\n", "etc/motd": strings.Repeat("m", 50_000)}), "import", "-", "localhost/base:1")
+	var f runner.Fleet
+	if err := f.LoadBuilder(ctx, runner.Builder{Command: strings.Join(podman, " ")}); err != nil {
+		t.Fatal(err)
+	}
+	got := f.BuilderCache
+	for _, img := range f.BuilderImages {
+		got += img.Bytes
+	}
+	var listed []struct {
+		ID   string `json:"Id"`
+		Size int64  `json:"Size"`
+	}
+	if err := json.Unmarshal([]byte(run(nil, "images", "-a", "--format", "json")), &listed); err != nil {
+		t.Fatal(err)
+	}
+	var want int64
+	once := map[string]bool{}
+	for _, img := range listed {
+		if !once[img.ID] {
+			want += img.Size
+			once[img.ID] = true
+		}
+	}
+	var df int64 = -1
+	for line := range strings.SplitSeq(run(nil, "system", "df", "--format", "{{.Type}}|{{.RawSize}}"), "\n") {
+		if v, ok := strings.CutPrefix(line, "Images|"); ok {
+			if df, _ = strconv.ParseInt(strings.TrimSpace(v), 10, 64); df <= 0 {
+				t.Fatalf("podman system df: %q", line)
+			}
+		}
+	}
+	if got != want || len(once) != 2 || len(f.BuilderImages) != 3 || got > df {
+		t.Errorf("asb counts %d bytes in %+v; podman images -a lists %d bytes in %d images; podman system df says %d",
+			got, f.BuilderImages, want, len(once), df)
+	}
 }

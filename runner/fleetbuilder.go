@@ -49,9 +49,12 @@ func (f *Fleet) LoadBuilder(ctx context.Context, b Builder) error {
 	return nil
 }
 
-// podmanImages reads podman images --format json (sizes in bytes).
+// podmanImages reads podman images -a --format json (sizes in bytes, the
+// build's intermediate images included). podman 4.3 lists an image with
+// two names twice, and its system df counts it twice; asb counts each
+// image once (checked against the real podman).
 func podmanImages(ctx context.Context, argv []string) ([]BuilderImage, int64, error) {
-	out, err := Output(ctx, "", argv[0], append(argv[1:], "images", "--format", "json")...)
+	out, err := Output(ctx, "", argv[0], append(argv[1:], "images", "-a", "--format", "json")...)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -61,21 +64,29 @@ func podmanImages(ctx context.Context, argv []string) ([]BuilderImage, int64, er
 		Size  int64    `json:"Size"`
 	}
 	if err := json.Unmarshal(bytes.TrimSpace(out), &imgs); err != nil {
-		return nil, 0, fmt.Errorf("podman images --format json: %w", err)
+		return nil, 0, fmt.Errorf("podman images -a --format json: %w", err)
 	}
 	var named []BuilderImage
 	var cache int64
+	counted := map[string]bool{}
+	seen := map[[2]string]bool{}
 	for _, img := range imgs {
-		if len(img.Names) == 0 {
+		if !counted[img.ID] && len(img.Names) == 0 {
 			cache += img.Size
 		}
-		for i, n := range img.Names {
+		for _, n := range img.Names {
+			if seen[[2]string{img.ID, n}] {
+				continue
+			}
+			seen[[2]string{img.ID, n}] = true
 			bi := BuilderImage{Ref: n, ID: img.ID}
-			if i == 0 {
+			if !counted[img.ID] {
 				bi.Bytes = img.Size
 			}
+			counted[img.ID] = true
 			named = append(named, bi)
 		}
+		counted[img.ID] = true
 	}
 	return named, cache, nil
 }
