@@ -85,3 +85,33 @@ func TestImagesShareDigests(t *testing.T) {
 		t.Errorf("prune of images a running VM uses, or not asb's: %+v", plan)
 	}
 }
+
+// A session's own volume goes when asb session says the session ended and
+// no VM that stays mounts it; the folder's home volume never does.
+func TestPruneSessionVolume(t *testing.T) {
+	f := Fleet{
+		VMs: []FleetVM{
+			{Sandbox: Sandbox{Name: "p-a", Status: "Running"}, Owner: Owner{Folder: "/p", Agent: "a"}, HomeVolume: "p-home"},
+			{Sandbox: Sandbox{Name: "p-a-s1", Status: "Stopped"}, Owner: Owner{Folder: "/p", Session: "s1", Agent: "a"}, HomeVolume: "p-s1-home"},
+		},
+		Volumes: []FleetVolume{
+			{Volume: Volume{Name: "p-home"}, Owner: Owner{Folder: "/p"}, UsedBy: []string{"p-a"}},
+			{Volume: Volume{Name: "p-s1-home"}, Owner: Owner{Folder: "/p", Session: "s1"}, UsedBy: []string{"p-a-s1"}},
+		},
+	}
+	names := func(o PruneOptions) []string {
+		var out []string
+		for _, r := range f.PrunePlan(o) {
+			out = append(out, r.Kind+" "+r.Name+" ("+r.Why+")")
+		}
+		return out
+	}
+	if got := names(PruneOptions{Now: time.Now()}); len(got) != 1 || got[0] != "vm p-a-s1 (stopped)" {
+		t.Errorf("without a session record: %q", got)
+	}
+	gone := func(folder, session string) bool { return folder == "/p" && session == "s1" }
+	got := names(PruneOptions{Now: time.Now(), SessionGone: gone})
+	if len(got) != 2 || got[1] != "volume p-s1-home (its session is gone)" {
+		t.Errorf("with s1 ended: %q", got)
+	}
+}

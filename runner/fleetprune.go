@@ -16,6 +16,10 @@ type PruneOptions struct {
 	// Volumes are volumes the user named: removed even when their folder
 	// is still there (never while a VM that stays mounts them).
 	Volumes []string
+	// SessionGone says whether a session of a folder that exists has
+	// ended (asb session's record); a volume only that session's VMs
+	// mount goes with it. nil: asb cannot tell, the volume stays.
+	SessionGone func(folder, session string) bool
 }
 
 // Removal is one thing asb prune removes, and why.
@@ -53,15 +57,12 @@ func (f Fleet) PrunePlan(o PruneOptions) []Removal {
 		return slices.ContainsFunc(users, func(u string) bool { return !gone[u] })
 	}
 	for _, v := range f.Volumes {
-		named := slices.Contains(o.Volumes, v.Name)
-		if staying(v.UsedBy) || !named && (v.Folder == "" || !v.FolderGone || !old(v.Created)) {
+		if staying(v.UsedBy) {
 			continue
 		}
-		why := "its folder is gone"
-		if named {
-			why = "named on the command line"
+		if why := volumeWhy(v, o, old); why != "" {
+			plan = append(plan, Removal{Kind: "volume", Name: v.Name, Owner: v.Owner, Bytes: v.Bytes, Why: why})
 		}
-		plan = append(plan, Removal{Kind: "volume", Name: v.Name, Owner: v.Owner, Bytes: v.Bytes, Why: why})
 	}
 	for _, img := range f.Images {
 		if img.Folder == "" || staying(img.UsedBy) || !old(img.Created) {
@@ -74,6 +75,22 @@ func (f Fleet) PrunePlan(o PruneOptions) []Removal {
 		return cmp.Or(cmp.Compare(slices.Index(kinds, a.Kind), slices.Index(kinds, b.Kind)), strings.Compare(a.Name, b.Name))
 	})
 	return plan
+}
+
+// volumeWhy is why a volume no remaining VM mounts goes, or "" when it
+// stays: named, its folder gone, or its session ended (old enough).
+func volumeWhy(v FleetVolume, o PruneOptions, old func(time.Time) bool) string {
+	switch {
+	case slices.Contains(o.Volumes, v.Name):
+		return "named on the command line"
+	case v.Folder == "" || !old(v.Created):
+		return ""
+	case v.FolderGone:
+		return "its folder is gone"
+	case v.Session != "" && o.SessionGone != nil && o.SessionGone(v.Folder, v.Session):
+		return "its session is gone"
+	}
+	return ""
 }
 
 // Remove carries out one removal with msb.
