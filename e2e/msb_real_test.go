@@ -85,6 +85,7 @@ func (o *outer) readTaskfile(t *testing.T) {
 			o.vars[k] = s
 		}
 	}
+	o.vars["TASKFILE_DIR"] = o.dir // go-task's own: the Taskfile's folder
 	for name, task := range tf.Tasks {
 		for _, c := range task.Cmds {
 			switch c := c.(type) {

@@ -10,3 +10,8 @@ import (
 func freeDisk(string) (uint64, error) {
 	return 0, errors.New("not supported on " + runtime.GOOS)
 }
+
+// DiskUsage is not measured on this system.
+func DiskUsage(string) (int64, error) {
+	return 0, errors.New("disk usage is not measured on " + runtime.GOOS)
+}

@@ -25,6 +25,10 @@ type MSBCaps struct {
 	// interception or is blocked.
 	StrictDefault bool
 	Wait          bool // msb wait
+	// Labels: msb create --label KEY=VALUE on sandboxes (msb inspect shows
+	// them under config.labels; ls, stop and rm select by them). Volumes
+	// and images carry none in any 0.7 release.
+	Labels bool
 	// DenyResponse: network.http.deny_response and deny_message exist.
 	DenyResponse bool
 	// ConfPathsFromFile: relative host paths of a config file resolve from
@@ -63,7 +67,9 @@ var msbRows = []struct {
 }{
 	// v0.7.2: the release asb was first written and is tested against (the
 	// real binary in CI); none of the features below.
-	{"0.7.2", func(*MSBCaps) {}},
+	// v0.7.2 has sandbox labels ("--label <KEY[=VALUE]> Attach a label to
+	// the sandbox", `msb ls --label`), checked against the real binary.
+	{"0.7.2", func(c *MSBCaps) { c.Labels = true }},
 	// v0.7.3: "HTTPS hostname rules need inspection. Strict hostname
 	// checking is now on by default. HTTPS allowed only by hostname needs
 	// TLS interception or is blocked. … Opt out with --net-strict=false or
@@ -92,6 +98,35 @@ var msbRows = []struct {
 	// 8000-8002:80-82"; "The optional msb-trust.sh helper configures
 	// supported applications to trust the sandbox's TLS interception CA."
 	{"0.7.8", func(c *MSBCaps) { c.HeaderFields, c.DetachedJobs, c.PortRanges, c.TrustScript = true, true, true, true }},
+}
+
+// Primitive is an msb command asb uses where the installed release has it
+// and replaces with its own where it does not (asb ls, df, prune).
+type Primitive string
+
+// The primitives Has decides on.
+const (
+	PrimLabels Primitive = "labels"    // msb create --label: asb's VMs say whose they are
+	PrimDf     Primitive = "msb df"    // msb df --format json: msb's own storage report
+	PrimPrune  Primitive = "msb prune" // msb prune: unused runtime memory files
+	PrimWait   Primitive = "msb wait"  // msb wait NAME
+)
+
+// Has is the one place that decides whether the release offers p: every
+// caller asks it instead of comparing versions or columns itself.
+func (c MSBCaps) Has(p Primitive) bool {
+	if c.Older {
+		return false
+	}
+	switch p {
+	case PrimLabels:
+		return c.Labels
+	case PrimDf, PrimPrune:
+		return c.DfPrune
+	case PrimWait:
+		return c.Wait
+	}
+	return false
 }
 
 // NewestKnownMSB is the newest release the table has a row for.

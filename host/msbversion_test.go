@@ -102,3 +102,23 @@ func TestNeedMSB(t *testing.T) {
 		t.Errorf("DetectMSB without msb: %v", err)
 	}
 }
+
+func TestHasDecidesEachPrimitiveFromTheTable(t *testing.T) {
+	for _, tc := range []struct {
+		version string
+		want    map[Primitive]bool
+	}{
+		{"0.7.2", map[Primitive]bool{PrimLabels: true}},
+		{"0.7.3", map[Primitive]bool{PrimLabels: true, PrimWait: true}},
+		{"0.7.7", map[Primitive]bool{PrimLabels: true, PrimWait: true, PrimDf: true, PrimPrune: true}},
+		{"0.7.12", map[Primitive]bool{PrimLabels: true, PrimWait: true, PrimDf: true, PrimPrune: true}},
+		{"0.6.18", map[Primitive]bool{}},
+	} {
+		c := MustCaps(tc.version)
+		for _, p := range []Primitive{PrimLabels, PrimDf, PrimPrune, PrimWait, Primitive("msb teleport")} {
+			if got := c.Has(p); got != tc.want[p] {
+				t.Errorf("%s Has(%s) = %v, want %v", tc.version, p, got, tc.want[p])
+			}
+		}
+	}
+}

@@ -59,7 +59,7 @@ func bootMode() (mode string, seconds float64) {
 }
 
 func (e *env) create(args []string) error {
-	fl, pos, _ := flags(args, "--name", "-n", "--conf", "--secret-conf", "--pull", "--mount-named", "--mount-owned", "--cpus", "-c", "--memory", "-m")
+	fl, pos, _ := flags(args, "--name", "-n", "--conf", "--secret-conf", "--pull", "--mount-named", "--mount-owned", "--cpus", "-c", "--memory", "-m", "--label")
 	name := last(fl["--name"])
 	if name == "" {
 		return exitError{2, "error: --name is required by these tests"}
@@ -69,12 +69,14 @@ func (e *env) create(args []string) error {
 	}
 	var raw []byte
 	image := ""
+	confLabels := map[string]string{}
 	for _, conf := range fl["--conf"] { // later files overlay earlier ones
 		sb, b, err := readConf(conf)
 		if err != nil {
 			return err
 		}
 		raw, image = append(raw, b...), cmp.Or(sb.Image, image)
+		maps.Copy(confLabels, sb.Labels)
 	}
 	if len(pos) > 0 {
 		image = pos[0]
@@ -103,10 +105,18 @@ func (e *env) create(args []string) error {
 	if e.exists("msb-vms", name) && fl["--replace"] == nil {
 		return fail("error: sandbox already exists: sandbox '%s' already exists; remove it, start the stopped sandbox, or recreate with .replace()", name)
 	}
+	labels, err := parseLabels(confLabels, fl["--label"])
+	if err != nil {
+		return err
+	}
 	e.waitMachine(name) // --replace of a VM whose boot still spins
 	sum := sha256.Sum256(raw)
 	vm := VMRecord{Name: name, Image: normRef(image), ImageID: img.ID, Conf: hex.EncodeToString(sum[:8]),
-		Mounts: append(fl["--mount-named"], fl["--mount-owned"]...), SecretSHA256: digests}
+		Mounts: append(fl["--mount-named"], fl["--mount-owned"]...), SecretSHA256: digests,
+		Labels: labels, Created: now()}
+	if err := e.vmDisk(name, true); err != nil {
+		return err
+	}
 	return e.boot(vm)
 }
 

@@ -82,11 +82,47 @@ func (e *env) builder(tool string, args []string) error {
 		}
 		sum := sha256.Sum256(data)
 		return e.put(kind, args[len(args)-1], builtImage{Tag: args[len(args)-1], ID: hex.EncodeToString(sum[:8])})
+	case "images":
+		return e.builderImages(tool, kind)
 	case "version", "info":
 		_, err := fmt.Fprintf(e.stdout, "fake %s\n", tool)
 		return err
 	}
 	return exitError{125, fmt.Sprintf("%s: unknown command %q", tool, args[0])}
+}
+
+// BuilderImageBytes is what each stand-in builder image weighs.
+const BuilderImageBytes = 10_000
+
+// builderImages is `podman images --format json`: podman's shape, a name
+// without a registry under localhost/.
+func (e *env) builderImages(tool, kind string) error {
+	tags, err := e.names(kind)
+	if err != nil {
+		return err
+	}
+	slices.Sort(tags)
+	type row struct {
+		ID    string   `json:"Id"`
+		Names []string `json:"Names"`
+		Size  int64    `json:"Size"`
+	}
+	rows := []row{}
+	for _, t := range tags {
+		var img builtImage
+		if err := e.get(kind, t, &img); err != nil {
+			return err
+		}
+		name := img.Tag
+		if first, _, _ := strings.Cut(name, "/"); !strings.ContainsAny(first, ".:") && first != "localhost" {
+			name = "localhost/" + name
+		}
+		rows = append(rows, row{ID: img.ID, Names: []string{name}, Size: BuilderImageBytes})
+	}
+	if tool != "podman" {
+		return exitError{125, "docker: 'images --format json' is podman's; the stand-in docker does not list"}
+	}
+	return e.encode(rows)
 }
 
 // NoRegistryEnv, set to 1, makes the stand-in builders behave as on a host

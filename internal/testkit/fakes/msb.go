@@ -13,6 +13,8 @@ import (
 type msbImage struct {
 	Reference string `json:"reference"`
 	ID        string `json:"id"`
+	Size      int64  `json:"size_bytes,omitempty"`
+	Created   string `json:"created_at,omitempty"`
 }
 
 // VMRecord is what the stand-in keeps of a VM.
@@ -23,6 +25,9 @@ type VMRecord struct {
 	Status  string   `json:"status"`
 	Conf    string   `json:"conf_sha256"`
 	Mounts  []string `json:"mounts"`
+	// Labels are msb create's --label KEY[=VALUE]s; Created is when.
+	Labels  map[string]string `json:"labels,omitempty"`
+	Created string            `json:"created_at,omitempty"`
 	// SecretSHA256 holds, per secret, a digest of the value its variable had
 	// at create time (never the value), so tests can tell which source won.
 	SecretSHA256 map[string]string `json:"secret_sha256,omitempty"`
@@ -52,6 +57,10 @@ func (e *env) msb(args []string) error {
 		return e.msbVersion()
 	case "image":
 		return e.msbImage(args)
+	case "list", "ls":
+		return e.msbList(args)
+	case "df", "prune":
+		return e.msbStorage(cmd, args)
 	case "load":
 		return e.msbLoad(args)
 	case "volume", "vol":
@@ -79,6 +88,12 @@ func (e *env) msb(args []string) error {
 }
 
 func (e *env) msbImage(args []string) error {
+	if len(args) >= 1 && (args[0] == "ls" || args[0] == "list") {
+		return e.imageList(args[1:])
+	}
+	if len(args) >= 1 && (args[0] == "rm" || args[0] == "remove") {
+		return e.imageRemove(args[1:])
+	}
 	if len(args) < 2 || args[0] != "inspect" {
 		return exitError{2, "error: unrecognized image subcommand"}
 	}
@@ -96,15 +111,21 @@ func (e *env) msbLoad(args []string) error {
 		return err
 	}
 	fields := strings.Fields(string(data))
-	if len(fields) != 3 || fields[0] != "FAKE-IMAGE" {
+	if len(fields) < 3 || len(fields) > 4 || fields[0] != "FAKE-IMAGE" {
 		return fail("error: manifest parse error: archive missing manifest.json or oci-layout")
+	}
+	size := int64(fakeImageSize) // FAKE-IMAGE REF ID [SIZE]
+	if len(fields) == 4 {
+		if _, err := fmt.Sscan(fields[3], &size); err != nil {
+			return fail("error: manifest parse error: bad size %s", fields[3])
+		}
 	}
 	refs := []string{normRef(fields[1])}
 	for _, t := range append(fl["--tag"], fl["-t"]...) {
 		refs = append(refs, normRef(t))
 	}
 	for _, r := range refs {
-		if err := e.put("msb-images", r, msbImage{Reference: r, ID: fields[2]}); err != nil {
+		if err := e.put("msb-images", r, msbImage{Reference: r, ID: fields[2], Size: size, Created: now()}); err != nil {
 			return err
 		}
 	}
@@ -134,29 +155,20 @@ func (e *env) msbVolume(args []string) error {
 		if e.exists("msb-volumes", name) {
 			return fail("error: volume already exists: %s", name)
 		}
-		return e.put("msb-volumes", name, map[string]string{"name": name, "kind": "dir"})
+		if err := e.volumeDir(name, true); err != nil {
+			return err
+		}
+		return e.put("msb-volumes", name, map[string]string{"name": name, "kind": "dir", "created_at": now()})
 	case "rm", "remove":
 		if !e.exists("msb-volumes", name) {
 			return fail("error: volume not found: %s", name)
 		}
+		if err := e.volumeDir(name, false); err != nil {
+			return err
+		}
 		return os.Remove(e.path("msb-volumes", name))
 	}
 	return exitError{2, "error: unrecognized volume subcommand " + args[0]}
-}
-
-// volumeList prints `msb volume ls --format json`: a list of objects.
-func (e *env) volumeList() error {
-	names, err := e.names("msb-volumes")
-	if err != nil {
-		return err
-	}
-	vols := []map[string]any{}
-	for _, n := range names {
-		vols = append(vols, map[string]any{"name": n, "kind": "dir", "used_bytes": 0})
-	}
-	enc := json.NewEncoder(e.stdout)
-	enc.SetIndent("", "  ")
-	return enc.Encode(vols)
 }
 
 func (e *env) msbInspect(args []string) error {
@@ -168,7 +180,14 @@ func (e *env) msbInspect(args []string) error {
 	if err := e.get("msb-vms", pos[0], &vm); err != nil {
 		return fail("error: sandbox not found: %s", pos[0])
 	}
-	return json.NewEncoder(e.stdout).Encode(vm)
+	// The record's own fields, and msb's config.labels beside them.
+	type config struct {
+		Labels map[string]string `json:"labels"`
+	}
+	return json.NewEncoder(e.stdout).Encode(struct {
+		VMRecord
+		Config config `json:"config"`
+	}{vm, config{Labels: vm.Labels}})
 }
 
 func (e *env) msbStatus(args []string) error {
@@ -216,6 +235,9 @@ func (e *env) msbRemove(args []string) error {
 		// Like msb: removing a VM whose boot spins waits for the spin to end.
 		e.waitMachine(n)
 		if err := os.Remove(e.path("msb-vms", n)); err != nil {
+			return err
+		}
+		if err := e.vmDisk(n, false); err != nil {
 			return err
 		}
 	}

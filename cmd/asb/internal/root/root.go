@@ -16,13 +16,16 @@ import (
 	"github.com/agents-sandbox/asb/cmd/asb/internal/agentscmd"
 	"github.com/agents-sandbox/asb/cmd/asb/internal/boundarycmd"
 	"github.com/agents-sandbox/asb/cmd/asb/internal/cmdutil"
+	"github.com/agents-sandbox/asb/cmd/asb/internal/dfcmd"
 	"github.com/agents-sandbox/asb/cmd/asb/internal/doctorcmd"
 	"github.com/agents-sandbox/asb/cmd/asb/internal/imagecmd"
 	"github.com/agents-sandbox/asb/cmd/asb/internal/initcmd"
+	"github.com/agents-sandbox/asb/cmd/asb/internal/lscmd"
 	"github.com/agents-sandbox/asb/cmd/asb/internal/mountcmd"
 	"github.com/agents-sandbox/asb/cmd/asb/internal/msbconfcmd"
 	"github.com/agents-sandbox/asb/cmd/asb/internal/networkcmd"
 	"github.com/agents-sandbox/asb/cmd/asb/internal/portcmd"
+	"github.com/agents-sandbox/asb/cmd/asb/internal/prunecmd"
 	"github.com/agents-sandbox/asb/cmd/asb/internal/reapcmd"
 	"github.com/agents-sandbox/asb/cmd/asb/internal/secretcmd"
 	"github.com/agents-sandbox/asb/cmd/asb/internal/synccmd"
@@ -106,6 +109,9 @@ microVM. The agent sees only the files, credentials and network you list in an
 		reapcmd.NewCmd(f),
 		msbconfcmd.NewCmd(f),
 		imagecmd.NewCmd(f),
+		lscmd.NewCmd(f),
+		dfcmd.NewCmd(f),
+		prunecmd.NewCmd(f),
 	)
 	return cmd
 }
