@@ -233,7 +233,6 @@ func (s *Source) readSecrets(root *folderfs.Root) error {
 	return nil
 }
 
-
 // configKey is a file's key in the ConfigMap: its path with every
 // character a key may not hold (a slash among them) replaced; the volume's
 // items put it back at its path.

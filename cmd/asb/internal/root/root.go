@@ -15,6 +15,7 @@ import (
 	"github.com/agents-sandbox/asb/cmd/asb/internal/agentcmd"
 	"github.com/agents-sandbox/asb/cmd/asb/internal/agentscmd"
 	"github.com/agents-sandbox/asb/cmd/asb/internal/boundarycmd"
+	"github.com/agents-sandbox/asb/cmd/asb/internal/exportcmd"
 	"github.com/agents-sandbox/asb/cmd/asb/internal/cmdutil"
 	"github.com/agents-sandbox/asb/cmd/asb/internal/doctorcmd"
 	"github.com/agents-sandbox/asb/cmd/asb/internal/imagecmd"
@@ -106,6 +107,7 @@ microVM. The agent sees only the files, credentials and network you list in an
 		reapcmd.NewCmd(f),
 		msbconfcmd.NewCmd(f),
 		imagecmd.NewCmd(f),
+		exportcmd.NewCmd(f),
 	)
 	return cmd
 }
