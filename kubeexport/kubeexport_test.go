@@ -41,8 +41,44 @@ func TestEveryPresetValidatesAgainstTheCRDs(t *testing.T) {
 			if !hasMount(c.VolumeMounts, agent.MountTarget, true) || !hasMount(c.VolumeMounts, "/home/dev", false) {
 				t.Errorf("mounts %+v: want the config read-only at %s and home at /home/dev", c.VolumeMounts, agent.MountTarget)
 			}
+			checkPodRefs(t, tmpl, files["10-configmap-demo-"+a+"-agent-config.yaml"])
 			noCanary(t, files, stdout, stderr)
 		})
+	}
+}
+
+// checkPodRefs checks what the CRD schema cannot and the API server's core
+// validation would: every mount names a volume (of the pod or a claim
+// template), and every ConfigMap item names a key the ConfigMap has.
+func checkPodRefs(t *testing.T, tmpl *extv1.SandboxTemplate, cmYAML []byte) {
+	t.Helper()
+	var cm corev1.ConfigMap
+	mustUnmarshal(t, cmYAML, &cm)
+	vols := map[string]bool{}
+	for _, v := range tmpl.Spec.VolumeClaimTemplates {
+		vols[v.Name] = true
+	}
+	spec := tmpl.Spec.PodTemplate.Spec
+	for _, v := range spec.Volumes {
+		vols[v.Name] = true
+		if v.ConfigMap == nil || v.ConfigMap.Name != cm.Name {
+			t.Errorf("volume %s is not the ConfigMap %s", v.Name, cm.Name)
+			continue
+		}
+		for _, it := range v.ConfigMap.Items {
+			if _, ok := cm.Data[it.Key]; !ok {
+				if _, ok := cm.BinaryData[it.Key]; !ok {
+					t.Errorf("volume %s: item %s names no key of the ConfigMap", v.Name, it.Key)
+				}
+			}
+		}
+	}
+	for _, c := range slices.Concat(spec.InitContainers, spec.Containers) {
+		for _, m := range c.VolumeMounts {
+			if !vols[m.Name] {
+				t.Errorf("container %s mounts %s, which is no volume", c.Name, m.Name)
+			}
+		}
 	}
 }
 
