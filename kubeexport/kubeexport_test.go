@@ -230,3 +230,41 @@ func envValues(env []corev1.EnvVar) []string {
 	}
 	return out
 }
+
+// The template's networkPolicy is never left out: without it the
+// controller applies its default, which lets the pod reach the whole
+// public internet. --network none is a policy with no rule (deny all).
+func TestEveryNetworkPolicyIsWritten(t *testing.T) {
+	for _, nw := range []string{"none", "public", "allow", "balanced"} {
+		t.Run(nw, func(t *testing.T) {
+			o := generator.DefaultOptions("pi", "demo-pi")
+			o.Network = nw
+			if nw == "public" || nw == "none" {
+				o.Allow = nil
+			}
+			files, _, _ := export(t, folder(t, o))
+			tmpl := template_(t, files, "demo-pi")
+			np := tmpl.Spec.NetworkPolicy
+			if np == nil || !strings.Contains(string(files["30-sandboxtemplate-demo-pi.yaml"]), "networkPolicy:") {
+				t.Fatalf("--network %s: the template has no networkPolicy; the controller's default would allow the internet", nw)
+			}
+			if len(np.Ingress) != 0 {
+				t.Errorf("--network %s: ingress %+v, want none", nw, np.Ingress)
+			}
+			switch nw {
+			case "none":
+				if len(np.Egress) != 0 {
+					t.Errorf("--network none: egress %+v, want none", np.Egress)
+				}
+			case "public":
+				if len(np.Egress) != 2 || np.Egress[1].To[0].IPBlock == nil || len(np.Egress[1].To[0].IPBlock.Except) == 0 {
+					t.Errorf("--network public: egress %+v, want DNS and the internet minus private ranges", np.Egress)
+				}
+			default:
+				if len(np.Egress) != 1 || files["20-ciliumnetworkpolicy-demo-pi-egress.yaml"] == nil {
+					t.Errorf("--network %s: egress %+v and no Cilium policy; want DNS only and the names for Cilium", nw, np.Egress)
+				}
+			}
+		})
+	}
+}

@@ -2,6 +2,7 @@ package kubeexport
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -70,8 +71,20 @@ func Run(dir string, o Options, getenv func(string) string) (*Export, error) {
 }
 
 // Marshal is one object as YAML, led by a line saying what made it.
+// An empty status (which the types always write) is dropped.
 func Marshal(obj any) ([]byte, error) {
-	b, err := yaml.Marshal(obj)
+	js, err := json.Marshal(obj)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]any
+	if err := json.Unmarshal(js, &m); err != nil {
+		return nil, err
+	}
+	if st, ok := m["status"].(map[string]any); ok && len(st) == 0 {
+		delete(m, "status")
+	}
+	b, err := yaml.Marshal(m)
 	if err != nil {
 		return nil, err
 	}
