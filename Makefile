@@ -13,10 +13,10 @@ export ASB_TOOLS_DIR := $(TOOLS_DIR)
 all: build
 
 build:
-	$(GO) build -o $(BIN_DIR)/ ./cmd/asb ./cmd/asb-task
+	$(GO) build -o $(BIN_DIR)/ ./cmd/asb ./cmd/asb-task ./cmd/asb-export
 
 install:
-	$(GO) install ./cmd/asb ./cmd/asb-task
+	$(GO) install ./cmd/asb ./cmd/asb-task ./cmd/asb-export
 
 # Installs asb (and the real tools), lays down an outer folder for OpenCode
 # in ./demo, and shows what it is: the boundary, the tasks, the commands the

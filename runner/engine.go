@@ -88,7 +88,14 @@ func DecodeSpec(args []string) (EngineSpec, error) {
 // FindEngine returns the engine's path: $ASB_TASK_ENGINE, else asb-task in
 // the folder of asb's own (symlink-resolved) executable, else on PATH.
 func FindEngine(getenv func(string) string, self func() (string, error)) (string, error) {
-	if p := getenv(EngineEnv); p != "" {
+	return FindBeside(EngineName, EngineEnv, "asb task needs "+EngineName+", asb's go-task engine", getenv, self)
+}
+
+// FindBeside returns the path of name, one of asb's own executables:
+// $env, else name in the folder of asb's own (symlink-resolved)
+// executable, else on PATH. need says what is missing when none is found.
+func FindBeside(name, env, need string, getenv func(string) string, self func() (string, error)) (string, error) {
+	if p := getenv(env); p != "" {
 		return p, nil
 	}
 	if self != nil {
@@ -96,16 +103,16 @@ func FindEngine(getenv func(string) string, self func() (string, error)) (string
 			if r, err := filepath.EvalSymlinks(exe); err == nil {
 				exe = r
 			}
-			p := filepath.Join(filepath.Dir(exe), EngineName)
+			p := filepath.Join(filepath.Dir(exe), name)
 			if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
 				return p, nil
 			}
 		}
 	}
-	if p, err := exec.LookPath(EngineName); err == nil {
+	if p, err := exec.LookPath(name); err == nil {
 		return p, nil
 	}
-	return "", fmt.Errorf("asb task needs %s, asb's go-task engine, beside asb or on PATH: `make install` installs both, or go install github.com/agents-sandbox/asb/cmd/...@latest", EngineName)
+	return "", fmt.Errorf("%s beside asb or on PATH: `make install` installs it with asb, or go install github.com/agents-sandbox/asb/cmd/...@latest", need)
 }
 
 // ExecEngine replaces this process with the engine running spec: the

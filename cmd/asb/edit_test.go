@@ -268,6 +268,22 @@ func TestCanary(t *testing.T) {
 		env[k] = v
 	}
 	fileCanary := "canary-in-secrets-env-5e7a"
+	// asb export kubernetes runs asb-export: this test binary under that
+	// name, with the canaries in its environment too, and the approvals
+	// asb's edits keep.
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	exporter := filepath.Join(t.TempDir(), "asb-export")
+	if err := os.Symlink(self, exporter); err != nil {
+		t.Fatal(err)
+	}
+	env["ASB_EXPORT"], env["XDG_STATE_HOME"] = exporter, os.Getenv("XDG_STATE_HOME")
+	for k, v := range canaries {
+		t.Setenv(k, v)
+	}
+	k8s := filepath.Join(t.TempDir(), "k8s")
 	h := newHarness(t, env)
 	check := func(step string) {
 		t.Helper()
@@ -277,7 +293,13 @@ func TestCanary(t *testing.T) {
 				t.Errorf("after %s: the output holds the canary %s", step, c)
 			}
 		}
-		for rel, content := range h.snapshot() {
+		exported := map[string]string{}
+		entries, _ := os.ReadDir(k8s)
+		for _, e := range entries {
+			b, _ := os.ReadFile(filepath.Join(k8s, e.Name()))
+			exported["export: "+e.Name()] = string(b)
+		}
+		for rel, content := range merged(h.snapshot(), exported) {
 			if rel == "secrets.env" {
 				continue
 			}
@@ -311,13 +333,22 @@ func TestCanary(t *testing.T) {
 		{"boundary"},
 		{"boundary", "--format", "json"},
 		{"validate"},
+		{"export", "kubernetes", "--session", "a", "--session", "b", "-o", k8s},
+		{"export", "kubernetes", "--runtime-class", "kata"},
+		{"boundary", "--target", "kubernetes"},
+		{"boundary", "--target", "kubernetes", "--format", "json"},
 		{"port", "rm", "5173:5173"},
 		{"mount", "rm", "/data"},
 		{"secret", "rm", "GITHUB_TOKEN"},
 		{"secret", "rm", "NPM_TOKEN"},
 	} {
-		h.run(args...)
+		if code := h.run(args...); code != 0 && args[0] == "export" {
+			t.Errorf("asb %s: exit %d, %s", strings.Join(args, " "), code, h.err.String())
+		}
 		check(strings.Join(args, " "))
+	}
+	if entries, _ := os.ReadDir(k8s); len(entries) < 6 {
+		t.Errorf("asb export kubernetes wrote %d files: the canary check of the export checked nothing", len(entries))
 	}
 	// secrets.env is the user's: their line is still there, the mode is 0600.
 	got := h.read("secrets.env")
@@ -332,6 +363,17 @@ func TestCanary(t *testing.T) {
 	if fi, err := os.Stat(filepath.Join(h.dir, "secrets.env")); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Errorf("secrets.env mode = %v, %v; want 0600", fi.Mode(), err)
 	}
+}
+
+func merged(a, b map[string]string) map[string]string {
+	out := map[string]string{}
+	for k, v := range a {
+		out[k] = v
+	}
+	for k, v := range b {
+		out[k] = v
+	}
+	return out
 }
 
 func valuesOf(m map[string]string) []string {

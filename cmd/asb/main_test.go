@@ -24,6 +24,7 @@ import (
 	"github.com/agents-sandbox/asb/internal/testkit/fakehost"
 	"github.com/agents-sandbox/asb/internal/testkit/fakes"
 	"github.com/agents-sandbox/asb/internal/testkit/testenv"
+	"github.com/agents-sandbox/asb/kubeexport"
 	"github.com/agents-sandbox/asb/runner/engine"
 )
 
@@ -31,7 +32,7 @@ import (
 // `exec asb …`) and get the real command tree, in a child process.
 func TestMain(m *testing.M) {
 	fakes.Dispatch() // run as msb, docker or podman: the stand-ins (see cmdFakes)
-	if name := filepath.Base(os.Args[0]); name != "asb" && name != "asb-task" {
+	if name := filepath.Base(os.Args[0]); name != "asb" && name != "asb-task" && name != "asb-export" {
 		// The tests that run asb from here keep approvals in a folder of
 		// their own (a script's asb has the script's HOME). testscript.Main
 		// exits the process, so the empty folder is left in the temp dir.
@@ -52,6 +53,8 @@ func TestMain(m *testing.M) {
 		},
 		// asb task execs its go-task engine, found on PATH here.
 		"asb-task": func() { os.Exit(engine.Main(os.Args[1:])) },
+		// asb export kubernetes runs its exporter, found on PATH here.
+		"asb-export": func() { os.Exit(kubeexport.Main(os.Args[1:], os.Stdout, os.Stderr, os.Getenv)) },
 	})
 }
 

@@ -146,3 +146,28 @@ func TestGeneratorDoesNoIOOutsideItsWriter(t *testing.T) {
 		}
 	}
 }
+
+// asb links no Kubernetes package: agent-sandbox's and Kubernetes' API
+// types (and their package initialisation) live in asb-export alone, which
+// `asb export kubernetes` runs. asb-export must link them, or the rule
+// would check nothing.
+func TestAsbLinksNoKubernetes(t *testing.T) {
+	deps := func(bin string) []string {
+		cmd := exec.Command("go", "list", "-deps", bin)
+		cmd.Dir = moduleRoot(t)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("go list -deps %s: %v", bin, err)
+		}
+		return strings.Fields(string(out))
+	}
+	isKube := func(d string) bool { return strings.HasPrefix(d, "k8s.io/") || strings.HasPrefix(d, "sigs.k8s.io/") }
+	for _, d := range deps("./cmd/asb") {
+		if isKube(d) || d == module+"/kubeexport" {
+			t.Errorf("asb links %s: Kubernetes' packages belong in asb-export (kubeexport), which asb export kubernetes runs", d)
+		}
+	}
+	if !slices.ContainsFunc(deps("./cmd/asb-export"), isKube) {
+		t.Error("asb-export links no Kubernetes package: this rule checks nothing")
+	}
+}

@@ -17,6 +17,7 @@ type Options struct {
 	Factory *cmdutil.Factory
 	Dir     string
 	Format  string
+	Target  string // local (the VM) or kubernetes (asb export kubernetes)
 }
 
 // NewCmd returns `asb boundary`.
@@ -43,13 +44,17 @@ asb network, asb port and asb secret; check it with asb validate.`,
   asb boundary
 
   # The same as JSON, for scripts
-  asb boundary --format json -d myproj`,
+  asb boundary --format json -d myproj
+
+  # What differs in a pod of asb export kubernetes
+  asb boundary --target kubernetes`,
 		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return Run(opts)
 		},
 	}
 	cmdutil.AddDirFlag(cmd, &opts.Dir)
+	cmd.Flags().StringVar(&opts.Target, "target", "local", "where the folder runs: local (the VM) or kubernetes (what differs in a pod of asb export kubernetes)")
 	cmd.Flags().StringVar(&opts.Format, "format", "text", "output format: text or json")
 	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions([]string{"text", "json"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
@@ -60,11 +65,25 @@ func Run(o *Options) error {
 	if o.Format != "text" && o.Format != "json" {
 		return &cmdutil.UsageError{Err: fmt.Errorf("--format %q: use text or json", o.Format)}
 	}
+	if o.Target != "local" && o.Target != "kubernetes" {
+		return &cmdutil.UsageError{Err: fmt.Errorf("--target %q: use local or kubernetes", o.Target)}
+	}
 	f, err := cmdutil.OpenFolder(o.Factory, o.Dir)
 	if err != nil {
 		return err
 	}
 	b := f.Summarize()
+	if o.Target == "kubernetes" {
+		if o.Format == "json" {
+			return json.NewEncoder(o.Factory.IO.Out).Encode(struct {
+				Dir    string  `json:"dir"`
+				Target string  `json:"target"`
+				Points []Point `json:"points"`
+			}{b.Dir, o.Target, kubernetesPoints(b)})
+		}
+		printKubernetes(o.Factory.IO.Out, b)
+		return nil
+	}
 	appr := approval(o.Factory, f.Dir)
 	if o.Format == "json" {
 		enc := json.NewEncoder(o.Factory.IO.Out)

@@ -18,6 +18,7 @@ import (
 	"github.com/agents-sandbox/asb/cmd/asb/internal/cmdutil"
 	"github.com/agents-sandbox/asb/cmd/asb/internal/dfcmd"
 	"github.com/agents-sandbox/asb/cmd/asb/internal/doctorcmd"
+	"github.com/agents-sandbox/asb/cmd/asb/internal/exportcmd"
 	"github.com/agents-sandbox/asb/cmd/asb/internal/imagecmd"
 	"github.com/agents-sandbox/asb/cmd/asb/internal/initcmd"
 	"github.com/agents-sandbox/asb/cmd/asb/internal/lscmd"
@@ -112,6 +113,7 @@ microVM. The agent sees only the files, credentials and network you list in an
 		lscmd.NewCmd(f),
 		dfcmd.NewCmd(f),
 		prunecmd.NewCmd(f),
+		exportcmd.NewCmd(f),
 	)
 	return cmd
 }
