@@ -59,7 +59,7 @@ func bootMode() (mode string, seconds float64) {
 }
 
 func (e *env) create(args []string) error {
-	fl, pos, _ := flags(args, "--name", "-n", "--conf", "--secret-conf", "--pull", "--mount-named", "--mount-owned", "--cpus", "-c", "--memory", "-m")
+	fl, pos, _ := flags(args, "--name", "-n", "--conf", "--secret-conf", "--pull", "--mount-named", "--mount-owned", "--cpus", "-c", "--memory", "-m", "--port", "-p")
 	name := last(fl["--name"])
 	if name == "" {
 		return exitError{2, "error: --name is required by these tests"}
@@ -107,6 +107,11 @@ func (e *env) create(args []string) error {
 	sum := sha256.Sum256(raw)
 	vm := VMRecord{Name: name, Image: normRef(image), ImageID: img.ID, Conf: hex.EncodeToString(sum[:8]),
 		Mounts: append(fl["--mount-named"], fl["--mount-owned"]...), SecretSHA256: digests}
+	ports, err := forwards(append(fl["--port"], fl["-p"]...))
+	if err != nil {
+		return err
+	}
+	vm.Config.Network.Ports = ports
 	return e.boot(vm)
 }
 
