@@ -17,8 +17,9 @@ import (
 )
 
 // NewAttachCmd returns `asb attach`.
-func NewAttachCmd(f *cmdutil.Factory) *cobra.Command {
-	opts := defaults(f)
+func NewAttachCmd(f *cmdutil.Factory) *cobra.Command { return newAttach(defaults(f)) }
+
+func newAttach(opts *Options) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "attach [--print] [--notify desktop|bell|off]",
 		Short: "Attach a client on this host to the agent's server (asb serve)",

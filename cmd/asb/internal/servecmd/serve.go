@@ -47,8 +47,9 @@ func defaults(f *cmdutil.Factory) *Options {
 }
 
 // NewCmd returns `asb serve`.
-func NewCmd(f *cmdutil.Factory) *cobra.Command {
-	opts := defaults(f)
+func NewCmd(f *cmdutil.Factory) *cobra.Command { return newServe(defaults(f)) }
+
+func newServe(opts *Options) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "serve [--notify desktop|bell|off] [--recreate]",
 		Short: "Run the agent's server in the VM, for clients on this host (asb attach)",
