@@ -64,9 +64,7 @@ func (c *Claims) Keep(folder string, port int) (bool, error) {
 // that no folder claims and that free says nobody listens on (BindFree, and
 // the ports msb's sandboxes forward).
 func (c *Claims) Pick(folder string, free func(int) bool) (int, error) {
-	h := fnv.New32a()
-	_, _ = h.Write([]byte(folder))
-	start := int(h.Sum32() % PortCount)
+	start := StartPort(folder) - FirstPort
 	for i := range PortCount {
 		p := FirstPort + (start+i)%PortCount
 		if h := c.Holder(p); h != "" && h != folder && folderExists(h) {
@@ -85,6 +83,14 @@ func (c *Claims) Pick(folder string, free func(int) bool) (int, error) {
 		}
 	}
 	return 0, fmt.Errorf("no free port in 127.0.0.1:%d-%d for asb serve: every one is in use or held by another folder (%s)", FirstPort, FirstPort+PortCount-1, c.Dir)
+}
+
+// StartPort is the first port Pick tries for folder: spread by its path,
+// so folders rarely meet on one.
+func StartPort(folder string) int {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(folder))
+	return FirstPort + int(h.Sum32()%PortCount)
 }
 
 // Release drops folder's claim of port.

@@ -56,7 +56,7 @@ func Ensure(ctx context.Context, f *outer.Folder, agent schema.Agent, d Deps) (*
 	if agent.Serve == nil {
 		return nil, &NoServerError{Agent: agent.Name}
 	}
-	rec, err := claimPort(f.Dir, agent, d)
+	rec, err := claimPort(ctx, f.Dir, agent, d)
 	if err != nil {
 		return nil, err
 	}
@@ -93,7 +93,7 @@ func Ensure(ctx context.Context, f *outer.Folder, agent schema.Agent, d Deps) (*
 
 // claimPort keeps the folder's recorded port while it holds it, or picks
 // and records another.
-func claimPort(dir string, agent schema.Agent, d Deps) (*Record, error) {
+func claimPort(ctx context.Context, dir string, agent schema.Agent, d Deps) (*Record, error) {
 	claims, err := ClaimStore(d.Getenv)
 	if err != nil {
 		return nil, err
@@ -114,7 +114,11 @@ func claimPort(dir string, agent schema.Agent, d Deps) (*Record, error) {
 	} else {
 		rec = &Record{}
 	}
-	p, err := claims.Pick(dir, d.Free)
+	held, err := MSBForwarded(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("the ports msb's sandboxes forward: %w", err)
+	}
+	p, err := claims.Pick(dir, func(p int) bool { return !held[p] && d.Free(p) })
 	if err != nil {
 		return nil, err
 	}
@@ -145,6 +149,27 @@ func ensureForward(ctx context.Context, vm string, rec *Record, d Deps) error {
 	fmt.Fprintf(d.Out, "asb: creating %s again, with the forward of 127.0.0.1:%d\n", vm, rec.Port)
 	_, err = runner.Output(ctx, "", "msb", "remove", "--force", "--quiet", vm)
 	return err
+}
+
+// MSBForwarded are the host ports msb's sandboxes forward (running or
+// not: a stopped one binds its ports again when it starts), by msb list
+// and msb inspect.
+func MSBForwarded(ctx context.Context) (map[int]bool, error) {
+	out, err := runner.Output(ctx, "", "msb", "list", "--quiet")
+	if err != nil {
+		return nil, err
+	}
+	held := map[int]bool{}
+	for _, vm := range strings.Fields(string(out)) {
+		ports, _, err := Forwards(ctx, vm)
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range ports {
+			held[p.HostPort] = true
+		}
+	}
+	return held, nil
 }
 
 // Forward is one port forward as msb inspect records it.

@@ -112,6 +112,8 @@ func (e *env) msb(args []string) error {
 		return e.msbRemove(args)
 	case "exec":
 		return e.msbExec(args)
+	case "list", "ls":
+		return e.msbList(args)
 	case "logs":
 		return e.msbLogs(args)
 	}
@@ -286,6 +288,19 @@ func (e *env) msbExec(args []string) error {
 		}
 	}
 	_, err := fmt.Fprintf(e.stdout, "fake-exec[%s]: %s\n", pos[0], strings.Join(rest, " "))
+	return err
+}
+
+// msbList prints the sandboxes' names (msb list --quiet).
+func (e *env) msbList(args []string) error {
+	fl, _, _ := flags(args, "--format", "--label")
+	if fl["--quiet"] == nil && fl["-q"] == nil {
+		return exitError{2, "error: the stand-in lists only with --quiet"}
+	}
+	names, err := e.names("msb-vms")
+	for _, n := range names {
+		fmt.Fprintln(e.stdout, n)
+	}
 	return err
 }
 

@@ -175,6 +175,12 @@ func (m *machine) execs() int {
 func TestServeAndAttach(t *testing.T) {
 	m := newMachine(t)
 	a := m.folder("alpha")
+	// Another sandbox of msb's, stopped, forwards the port alpha would try
+	// first: it binds it again when it starts, so alpha must not take it.
+	taken := serve.StartPort(a)
+	if _, err := runner.Output(context.Background(), a, "sh", "-c", "echo FAKE-IMAGE img:1 sha256:1 | msb load --tag img:1 && msb create img:1 --name stranger --conf sandbox.yaml --port 127.0.0.1:"+strconv.Itoa(taken)+":80 && msb stop stranger"); err != nil {
+		t.Fatal(err)
+	}
 	out, errOut, err := m.run(a, false)
 	if err != nil {
 		t.Fatalf("asb serve: %v\n%s%s", err, out, errOut)
@@ -186,6 +192,9 @@ func TestServeAndAttach(t *testing.T) {
 	vm, err := fakes.VM(m.state, m.vm(a))
 	if err != nil {
 		t.Fatal(err)
+	}
+	if rec.Port == taken {
+		t.Fatalf("port %d taken though another sandbox forwards it", taken)
 	}
 	want := fakes.Forward{GuestPort: 4096, HostBind: "127.0.0.1", HostPort: rec.Port, Protocol: "tcp"}
 	if !slices.Equal(vm.Config.Network.Ports, []fakes.Forward{want}) {
