@@ -79,6 +79,25 @@ func (d *Dedup) Claim(id string) (bool, error) {
 	return false, nil
 }
 
+// Prune removes the markers of events older than a day, so the folder's
+// .asb/notify/ does not grow without end.
+func (d *Dedup) Prune() {
+	root, err := folderfs.Open(d.Dir)
+	if err != nil {
+		return
+	}
+	defer func() { _ = root.Close() }()
+	entries, err := fs.ReadDir(root.FS(), SeenDir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if fi, err := e.Info(); err == nil && fi.Mode().IsRegular() && d.Now().Sub(fi.ModTime()) > 24*time.Hour {
+			_ = root.Remove(path.Join(SeenDir, e.Name()))
+		}
+	}
+}
+
 // Notifier turns events into notifications in one mode.
 type Notifier struct {
 	Mode    string
@@ -137,6 +156,7 @@ func Watch(ctx context.Context, src Source, n *Notifier) error {
 	if n.Mode == NotifyOff || n.Mode == "" {
 		return nil
 	}
+	n.Seen.Prune()
 	var herr error
 	err := src.Events(ctx, func(e Event) {
 		if _, err := n.Handle(ctx, e); err != nil && herr == nil {

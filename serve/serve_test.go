@@ -171,3 +171,24 @@ func TestPickNeverTakesAHeldPort(t *testing.T) {
 		t.Fatal("BindFree(0) = false")
 	}
 }
+
+// TestPrune: markers of old events go, recent ones stay.
+func TestPrune(t *testing.T) {
+	dir := folder(t)
+	now := time.Now()
+	d := &Dedup{Dir: dir, Now: func() time.Time { return now }, Window: time.Minute}
+	for _, id := range []string{"old", "new"} {
+		if ok, err := d.Claim(id); !ok || err != nil {
+			t.Fatal(ok, err)
+		}
+	}
+	entries, _ := os.ReadDir(filepath.Join(dir, SeenDir))
+	old := now.Add(-48 * time.Hour)
+	if err := os.Chtimes(filepath.Join(dir, SeenDir, entries[0].Name()), old, old); err != nil {
+		t.Fatal(err)
+	}
+	d.Prune()
+	if left, _ := os.ReadDir(filepath.Join(dir, SeenDir)); len(left) != 1 || left[0].Name() != entries[1].Name() {
+		t.Fatalf("left %v", left)
+	}
+}
