@@ -114,6 +114,8 @@ func (e *env) msb(args []string) error {
 		return e.msbExec(args)
 	case "list", "ls":
 		return e.msbList(args)
+	case "serve-standin":
+		return e.serveStandin(args)
 	case "logs":
 		return e.msbLogs(args)
 	}
@@ -285,6 +287,11 @@ func (e *env) msbExec(args []string) error {
 		}
 		if err := e.putRaw("msb-exec-stdin", pos[0], []byte(Digest(string(in)))); err != nil {
 			return err
+		}
+		if strings.Contains(strings.Join(rest, " "), "serve") {
+			if err := e.startServer(vm, in); err != nil {
+				return err
+			}
 		}
 	}
 	_, err := fmt.Fprintf(e.stdout, "fake-exec[%s]: %s\n", pos[0], strings.Join(rest, " "))
