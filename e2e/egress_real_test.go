@@ -155,6 +155,17 @@ type msbRecord struct {
 // calls then (when not nil) and removes the VM.
 func createAndInspect(t *testing.T, ctx context.Context, msb string, env []string, home, image, vm, conf string, then func(), flags ...string) msbRecord {
 	t.Helper()
+	raw := createAndInspectRaw(t, ctx, msb, env, home, image, vm, conf, then, flags...)
+	var rec msbRecord
+	if err := json.Unmarshal(raw, &rec); err != nil {
+		t.Fatalf("msb inspect %s: %v\n%s", vm, err, raw)
+	}
+	return rec
+}
+
+// createAndInspectRaw is createAndInspect's msb record as msb printed it.
+func createAndInspectRaw(t *testing.T, ctx context.Context, msb string, env []string, home, image, vm, conf string, then func(), flags ...string) []byte {
+	t.Helper()
 	dir := t.TempDir()
 	p := filepath.Join(dir, "sandbox.yaml")
 	if err := os.WriteFile(p, []byte(conf), 0o644); err != nil {
@@ -180,11 +191,7 @@ func createAndInspect(t *testing.T, ctx context.Context, msb string, env []strin
 		then()
 	}
 	testenv.Run(t, ctx, dir, env, msb, "remove", "--force", "--quiet", vm)
-	var rec msbRecord
-	if err := json.Unmarshal(raw, &rec); err != nil {
-		t.Fatalf("msb inspect %s: %v\n%s", vm, err, raw)
-	}
-	return rec
+	return raw
 }
 
 func done(p *testenv.Proc) bool {

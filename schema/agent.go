@@ -44,6 +44,24 @@ type Agent struct {
 	HostConfig *HostConfig `yaml:"host_config"`
 	// Docs is where the agent's configuration is documented.
 	Docs string `yaml:"docs"`
+	// Serve is how the agent runs as a server that clients attach to
+	// (asb serve, asb attach); nil when the agent has none.
+	Serve *AgentServe `yaml:"serve"`
+}
+
+// AgentServe is an agent's server mode: the argv that runs it in the VM
+// listening on Port of every guest interface, the variable its password
+// is read from, the basic-auth user, a path that answers once it is up,
+// the host client that attaches to its URL, and the event stream asb reads
+// for notifications ("opencode": GET /event, server-sent events).
+type AgentServe struct {
+	Command     []string `yaml:"command" validate:"required,min=1"`
+	Port        int      `yaml:"port" validate:"required,min=1,max=65535"`
+	PasswordEnv string   `yaml:"password_env" validate:"required,asb_envname"`
+	User        string   `yaml:"user" validate:"required,asb_envname"`
+	Health      string   `yaml:"health" validate:"required,startswith=/"`
+	Attach      []string `yaml:"attach"`
+	Events      string   `yaml:"events" validate:"omitempty,oneof=opencode"`
 }
 
 // HostConfig names the agent's settings on the host: the folder (relative

@@ -59,7 +59,7 @@ func bootMode() (mode string, seconds float64) {
 }
 
 func (e *env) create(args []string) error {
-	fl, pos, _ := flags(args, "--name", "-n", "--conf", "--secret-conf", "--pull", "--mount-named", "--mount-owned", "--cpus", "-c", "--memory", "-m", "--label")
+	fl, pos, _ := flags(args, "--name", "-n", "--conf", "--secret-conf", "--pull", "--mount-named", "--mount-owned", "--cpus", "-c", "--memory", "-m", "--label", "--port", "-p")
 	name := last(fl["--name"])
 	if name == "" {
 		return exitError{2, "error: --name is required by these tests"}
@@ -114,6 +114,11 @@ func (e *env) create(args []string) error {
 	vm := VMRecord{Name: name, Image: normRef(image), ImageID: img.ID, Conf: hex.EncodeToString(sum[:8]),
 		Mounts: append(fl["--mount-named"], fl["--mount-owned"]...), SecretSHA256: digests,
 		Labels: labels, Created: now()}
+	ports, err := forwards(append(fl["--port"], fl["-p"]...))
+	if err != nil {
+		return err
+	}
+	vm.Config.Network.Ports = ports
 	if err := e.vmDisk(name, true); err != nil {
 		return err
 	}

@@ -1,12 +1,14 @@
 package fakes
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 )
 
@@ -31,6 +33,44 @@ type VMRecord struct {
 	// SecretSHA256 holds, per secret, a digest of the value its variable had
 	// at create time (never the value), so tests can tell which source won.
 	SecretSHA256 map[string]string `json:"secret_sha256,omitempty"`
+	// Config is the part of msb inspect's config the stand-in keeps:
+	// the port forwards of msb create's --port, as msb 0.7.2 records them.
+	Config struct {
+		Network struct {
+			Ports []Forward `json:"ports"`
+		} `json:"network"`
+	} `json:"config"`
+}
+
+// Forward is one port forward as msb inspect shows it.
+type Forward struct {
+	GuestPort int    `json:"guest_port"`
+	HostBind  string `json:"host_bind"`
+	HostPort  int    `json:"host_port"`
+	Protocol  string `json:"protocol"`
+}
+
+// forwards reads --port values as msb does: HOST:GUEST (bound to
+// 127.0.0.1) or BIND:HOST:GUEST, with /tcp or /udp.
+func forwards(specs []string) ([]Forward, error) {
+	var out []Forward
+	for _, s := range specs {
+		spec, proto, _ := strings.Cut(s, "/")
+		parts := strings.Split(spec, ":")
+		if len(parts) == 2 {
+			parts = append([]string{"127.0.0.1"}, parts...)
+		}
+		if len(parts) != 3 {
+			return nil, exitError{2, fmt.Sprintf("error: invalid value '%s' for '--port <PORT>'", s)}
+		}
+		h, err1 := strconv.Atoi(parts[1])
+		g, err2 := strconv.Atoi(parts[2])
+		if err1 != nil || err2 != nil {
+			return nil, exitError{2, fmt.Sprintf("error: invalid value '%s' for '--port <PORT>'", s)}
+		}
+		out = append(out, Forward{GuestPort: g, HostBind: parts[0], HostPort: h, Protocol: cmp.Or(proto, "tcp")})
+	}
+	return out, nil
 }
 
 // VM reads the stand-in's record of VM name.
@@ -81,6 +121,8 @@ func (e *env) msb(args []string) error {
 		return e.msbRemove(args)
 	case "exec":
 		return e.msbExec(args)
+	case "serve-standin":
+		return e.serveStandin(args)
 	case "logs":
 		return e.msbLogs(args)
 	}
@@ -245,7 +287,7 @@ func (e *env) msbRemove(args []string) error {
 }
 
 func (e *env) msbExec(args []string) error {
-	_, pos, rest := flags(args, "-u", "--user", "-w", "--workdir", "-e", "--env", "--timeout", "--rlimit")
+	fl, pos, rest := flags(args, "-u", "--user", "-w", "--workdir", "-e", "--env", "--timeout", "--rlimit")
 	if len(pos) != 1 {
 		return exitError{2, "error: exec needs a sandbox name"}
 	}
@@ -256,8 +298,31 @@ func (e *env) msbExec(args []string) error {
 	if vm.Status != "Running" {
 		return fail("error: sandbox %q is not running", pos[0])
 	}
+	if fl["--stream"] != nil {
+		// What the command read on its stdin, as a digest (never the
+		// bytes): a test can tell a value reached the VM that way.
+		in, err := io.ReadAll(e.stdin)
+		if err != nil {
+			return err
+		}
+		if err := e.putRaw("msb-exec-stdin", pos[0], []byte(Digest(string(in)))); err != nil {
+			return err
+		}
+		if strings.Contains(strings.Join(rest, " "), "serve") {
+			if err := e.startServer(vm, in); err != nil {
+				return err
+			}
+		}
+	}
 	_, err := fmt.Fprintf(e.stdout, "fake-exec[%s]: %s\n", pos[0], strings.Join(rest, " "))
 	return err
+}
+
+// ExecStdin is the digest (Digest) of what the last msb exec --stream in
+// vm read on its stdin.
+func ExecStdin(state, vm string) (string, error) {
+	raw, err := os.ReadFile((&env{state: state}).path("msb-exec-stdin", vm))
+	return string(raw), err
 }
 
 // normRef applies msb's rule that a bare name:tag means docker.io/library/name:tag.

@@ -5,11 +5,13 @@ package boundarycmd
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 
 	"github.com/spf13/cobra"
 
 	"github.com/agents-sandbox/asb/cmd/asb/internal/cmdutil"
 	"github.com/agents-sandbox/asb/outer"
+	"github.com/agents-sandbox/asb/serve"
 )
 
 // Options are the parsed command line of `asb boundary`.
@@ -37,6 +39,7 @@ sandbox.yaml, secrets.yaml and the Taskfile set it up:
   ports     the host ports forwarded into the VM
   secrets   each credential by name, with the hosts it is sent to and whether
             the host has a value; never the value
+  served    the agent's server asb serve forwards a port of 127.0.0.1 to
 
 Nothing is written and no VM is needed. Change the boundary with asb mount,
 asb network, asb port and asb secret; check it with asb validate.`,
@@ -85,16 +88,22 @@ func Run(o *Options) error {
 		return nil
 	}
 	appr := approval(o.Factory, f.Dir)
+	sv, err := served(f.Dir)
+	if err != nil {
+		return err
+	}
 	if o.Format == "json" {
 		enc := json.NewEncoder(o.Factory.IO.Out)
 		enc.SetIndent("", "  ")
 		return enc.Encode(struct {
 			*outer.Boundary
+			Served   *Served  `json:"served"`
 			Approval Approval `json:"approval"`
-		}{b, appr})
+		}{b, sv, appr})
 	}
 	b.Print(o.Factory.IO.Out)
 	w := o.Factory.IO.Out
+	printServed(w, sv)
 	if appr.Trusted {
 		fmt.Fprintf(w, "\nApproval: asb task runs this folder: %s.\n", appr.Why)
 	} else {
@@ -115,4 +124,35 @@ func approval(f *cmdutil.Factory, dir string) Approval {
 		return Approval{Why: err.Error()}
 	}
 	return Approval{Trusted: v.Trusted, Why: v.Why}
+}
+
+// Served is the agent's server asb serve forwards a host port to (nil when
+// the folder does not serve).
+type Served struct {
+	URL       string `json:"url"`
+	Port      int    `json:"port"`
+	GuestPort int    `json:"guest_port"`
+	Password  string `json:"password"` // where it is, never the value
+	Notify    string `json:"notify"`
+}
+
+func served(dir string) (*Served, error) {
+	r, ok, err := serve.Load(dir)
+	if err != nil || !ok {
+		return nil, err
+	}
+	mode := r.Notify
+	if mode == "" {
+		mode = serve.NotifyOff
+	}
+	return &Served{URL: r.URL(), Port: r.Port, GuestPort: r.GuestPort, Password: serve.PasswordVar + " in secrets.env", Notify: mode}, nil
+}
+
+func printServed(w io.Writer, sv *Served) {
+	if sv == nil {
+		fmt.Fprintln(w, "\nServed: no (asb serve runs the agent's server for clients on this host).")
+		return
+	}
+	fmt.Fprintf(w, "\nServed: the agent's server at %s (host 127.0.0.1:%d → VM port %d; 127.0.0.1 only), password %s, notifications %s.\n",
+		sv.URL, sv.Port, sv.GuestPort, sv.Password, sv.Notify)
 }

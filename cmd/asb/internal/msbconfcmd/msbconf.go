@@ -22,6 +22,7 @@ import (
 	"github.com/agents-sandbox/asb/internal/folderfs"
 	"github.com/agents-sandbox/asb/outer"
 	"github.com/agents-sandbox/asb/schema"
+	"github.com/agents-sandbox/asb/serve"
 )
 
 // Dir is where the overlay files go, in the outer folder.
@@ -71,6 +72,12 @@ func Run(ctx context.Context, o *Options) error {
 	if err != nil {
 		return err
 	}
+	// asb serve's forward of the agent's server (this machine's pick).
+	fwd, err := serve.Flags(f.Dir)
+	if err != nil {
+		return err
+	}
+	flags = append(flags, fwd...)
 	if len(flags) > 0 {
 		fmt.Fprintln(o.Factory.IO.Out, strings.Join(flags, " "))
 	}

@@ -29,6 +29,7 @@ import (
 	"github.com/agents-sandbox/asb/cmd/asb/internal/prunecmd"
 	"github.com/agents-sandbox/asb/cmd/asb/internal/reapcmd"
 	"github.com/agents-sandbox/asb/cmd/asb/internal/secretcmd"
+	"github.com/agents-sandbox/asb/cmd/asb/internal/servecmd"
 	"github.com/agents-sandbox/asb/cmd/asb/internal/synccmd"
 	"github.com/agents-sandbox/asb/cmd/asb/internal/taskcmd"
 	"github.com/agents-sandbox/asb/cmd/asb/internal/trustcmd"
@@ -97,6 +98,8 @@ microVM. The agent sees only the files, credentials and network you list in an
 		validatecmd.NewCmd(f),
 		boundarycmd.NewCmd(f),
 		secretcmd.NewCmd(f),
+		servecmd.NewCmd(f),
+		servecmd.NewAttachCmd(f),
 		networkcmd.NewCmd(f),
 		mountcmd.NewCmd(f),
 		portcmd.NewCmd(f),
