@@ -22,6 +22,8 @@ func (b *Boundary) Print(w io.Writer) {
 	b.PrintSecrets(w)
 	fmt.Fprintln(w)
 	b.PrintSettings(w)
+	fmt.Fprintln(w)
+	PrintLimits(w, b.Limits)
 	for _, p := range b.Problems {
 		fmt.Fprintf(w, "\n%s", p)
 	}

@@ -27,6 +27,8 @@ type Boundary struct {
 	// Settings are the other keys of sandbox.yaml that reach msb, each
 	// with the key table's verdict (settings.go).
 	Settings []SettingView `json:"settings"`
+	// Limits are the VM's idle stop and sizes (limits.go).
+	Limits []LimitView `json:"limits"`
 	// Problems are what kept a file from being read in full.
 	Problems []string `json:"problems,omitempty"`
 }
@@ -152,6 +154,7 @@ func (f *Folder) Summarize() *Boundary {
 	}
 	b.Secrets = f.secrets(&b.Problems)
 	b.Settings = settings(root)
+	b.Limits = f.LimitsOf()
 	return b
 }
 

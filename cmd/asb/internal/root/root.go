@@ -19,6 +19,7 @@ import (
 	"github.com/agents-sandbox/asb/cmd/asb/internal/doctorcmd"
 	"github.com/agents-sandbox/asb/cmd/asb/internal/imagecmd"
 	"github.com/agents-sandbox/asb/cmd/asb/internal/initcmd"
+	"github.com/agents-sandbox/asb/cmd/asb/internal/limitcmd"
 	"github.com/agents-sandbox/asb/cmd/asb/internal/mountcmd"
 	"github.com/agents-sandbox/asb/cmd/asb/internal/msbconfcmd"
 	"github.com/agents-sandbox/asb/cmd/asb/internal/networkcmd"
@@ -96,6 +97,7 @@ microVM. The agent sees only the files, credentials and network you list in an
 		networkcmd.NewCmd(f),
 		mountcmd.NewCmd(f),
 		portcmd.NewCmd(f),
+		limitcmd.NewCmd(f),
 		doctorcmd.NewCmd(f),
 		agentscmd.NewCmd(f),
 		agentcmd.NewCmd(f),
