@@ -58,7 +58,10 @@ virtualization on Linux, Apple silicon on macOS), prints nothing when the
 host has it, and exits 1 with the reason and the fix when it does not. The
 Taskfile's vm:create and vm:start run it first, so a host that cannot boot
 is told so in a second, before any image is built, instead of after minutes
-of a doomed boot. image:build and image:load do not need it.
+of a doomed boot. image:build and image:load do not need it. In an outer
+folder it also checks that the disk limits fit the free disk: the root disk
+and the container disk (asb limit ls) under MSB_HOME, the workspace quota
+in the folder.
 ` + host.SkipEnv + `=1 skips that check, for a host where asb's reading is wrong.`,
 		Example: `  # Is this machine ready?
   asb doctor
