@@ -39,9 +39,17 @@ type outer struct {
 // busybox build context: the Taskfile, sandbox.yaml and secrets.yaml are
 // exactly what `asb init` writes.
 func newOuter(t *testing.T, ctx context.Context) *outer {
+	return newOuterWith(t, ctx, nil)
+}
+
+// newOuterWith is newOuter with the init options changed by with.
+func newOuterWith(t *testing.T, ctx context.Context, with func(*schema.InitOptions)) *outer {
 	t.Helper()
 	opts := generator.DefaultOptions("opencode", "e2e")
 	opts.Secrets = []schema.SecretSpec{{Name: "GITHUB_TOKEN", Hosts: []string{"api.github.com"}}}
+	if with != nil {
+		with(&opts)
+	}
 	plan, err := generator.Render(templates.FS, opts)
 	if err != nil {
 		t.Fatalf("render: %v", err)
