@@ -238,7 +238,7 @@ func createVM(t *testing.T, extraEnv []string, overrides map[string]string) {
 func bootAndInspect(t *testing.T, ctx context.Context, o *outer, env []string, overrides map[string]string, msb, msbHome, vm string) []byte {
 	t.Helper()
 	cmds := o.cmds["vm:create"]
-	at := slices.IndexFunc(cmds, func(c string) bool { return strings.HasPrefix(c, "msb create ") })
+	at := slices.IndexFunc(cmds, func(c string) bool { return strings.Contains(c, "msb create ") })
 	if at < 0 {
 		t.Fatalf("vm:create has no msb create: %q", cmds)
 	}
@@ -280,11 +280,12 @@ func bootAndInspect(t *testing.T, ctx context.Context, o *outer, env []string, o
 }
 
 // asbStub stands in for asb in the Taskfile: its own steps do nothing here
-// (they are tested elsewhere) but `asb image build -- BUILDER build …`, which
-// runs the build it wraps; asb msb-conf prints no flags, as for msb 0.7.2.
+// (they are tested elsewhere) but `asb image build -- BUILDER build …` and
+// `asb secret exec -- msb …`, which run the command they wrap (no secret
+// has a command here); asb msb-conf prints no flags, as for msb 0.7.2.
 func asbStub(t *testing.T) string {
 	p := filepath.Join(t.TempDir(), "asb")
-	stub := "#!/bin/sh\n[ \"$1 $2 $3\" = \"image build --\" ] || exit 0\nshift 3\nexec \"$@\"\n"
+	stub := "#!/bin/sh\ncase \"$1 $2 $3\" in \"image build --\"|\"secret exec --\") shift 3; exec \"$@\";; esac\nexit 0\n"
 	if err := os.WriteFile(p, []byte(stub), 0o755); err != nil {
 		t.Fatal(err)
 	}

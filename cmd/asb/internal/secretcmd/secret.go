@@ -23,6 +23,7 @@ type Options struct {
 	Allow       []string
 	Query, Body bool
 	Force       bool
+	From        string // the command that prints the value (host-only)
 	setQuery    bool
 	setBody     bool
 }
@@ -49,7 +50,7 @@ to secrets.env for you to fill in.`,
 		RunE: cmdutil.NeedSubcommand,
 	}
 	cmdutil.AddDirFlag(cmd, &opts.Dir)
-	cmd.AddCommand(newAddCmd(opts), newLsCmd(opts), newRmCmd(opts), newStampCmd(opts))
+	cmd.AddCommand(newAddCmd(opts), newLsCmd(opts), newRmCmd(opts), newStampCmd(opts), newExecCmd(opts))
 	return cmd
 }
 
@@ -86,6 +87,7 @@ refused; --force replaces its hosts (and, when given, --query and --body).`,
 	add.Flags().BoolVar(&opts.Query, "query", false, "also substitute the value in the URL's query string")
 	add.Flags().BoolVar(&opts.Body, "body", false, "also substitute the value in request bodies")
 	add.Flags().BoolVar(&opts.Force, "force", false, "replace the hosts of a secret that is bound already")
+	add.Flags().StringVar(&opts.From, "from", "", "a command that prints the value (e.g. 'gh auth token'), run on this host when the VM is created or started; recorded on this host only, never in the folder")
 	return add
 }
 
@@ -124,6 +126,11 @@ one), and NAME's line in secrets.env, which is yours and may hold the value.`,
 }
 
 func runAdd(ctx context.Context, o *Options) error {
+	if o.From != "" {
+		if err := checkFrom(o.From); err != nil {
+			return &cmdutil.UsageError{Err: err}
+		}
+	}
 	hosts := outer.SplitHosts(o.Allow)
 	if len(hosts) == 0 {
 		return &cmdutil.UsageError{Err: fmt.Errorf("--allow is required: a secret with no host could never be sent anywhere; e.g. asb secret add %s --allow api.example.com", o.Name)}
@@ -133,7 +140,7 @@ func runAdd(ctx context.Context, o *Options) error {
 		return err
 	}
 	defer release()
-	req := outer.SecretRequest{Name: o.Name, Hosts: hosts, Force: o.Force}
+	req := outer.SecretRequest{Name: o.Name, Hosts: hosts, Force: o.Force, FromCommand: o.From != ""}
 	if o.setQuery {
 		req.Query = &o.Query
 	}
@@ -162,7 +169,11 @@ func runAdd(ctx context.Context, o *Options) error {
 	if len(e.Net.Removed) > 0 {
 		fmt.Fprintf(w, "sandbox.yaml: removed from network.deny: %s\n", strings.Join(e.Net.Removed, ", "))
 	}
-	if e.EnvLine {
+	if o.From != "" {
+		if err := recordFrom(o, f.Dir); err != nil {
+			return err
+		}
+	} else if e.EnvLine {
 		fmt.Fprintf(w, "secrets.env: added a line \"# %s=\"; uncomment it and fill in the value (or export %s)\n", o.Name, o.Name)
 	}
 	fmt.Fprintln(w)
@@ -214,6 +225,9 @@ func runRm(ctx context.Context, o *Options) error {
 	if err != nil {
 		return err
 	}
+	if err := forgetFrom(o, f.Dir); err != nil {
+		return err
+	}
 	cmdutil.PrintWarnings(o.Factory.IO.ErrOut, r.Warnings)
 	w := o.Factory.IO.Out
 	fmt.Fprintf(w, "secrets.yaml: removed %s; the VM no longer gets it\n", o.Name)
@@ -242,7 +256,7 @@ func newStampCmd(opts *Options) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return runner.StampSecrets(dir, opts.Factory.Getenv)
+			return runner.StampSecrets(cmd.Context(), dir, opts.Factory.Getenv, opts.Factory.IO.ErrOut)
 		},
 	}
 }
