@@ -163,6 +163,9 @@ func (b *Boundary) PrintSecrets(w io.Writer) {
 		state := "not set"
 		if s.Set {
 			state = "set in " + s.From
+			if s.From == FromCommand {
+				state = "from a command run on this host"
+			}
 		}
 		fmt.Fprintf(w, "  %-*s  → %s  (in %s; %s)\n", width, s.Name, strings.Join(s.Hosts, ", "), s.Where(), state)
 	}

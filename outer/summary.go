@@ -346,7 +346,7 @@ func (f *Folder) secrets(problems *[]string) []SecretView {
 			*problems = append(*problems, p.String())
 		}
 	}
-	set := f.EnvFileNames()
+	set, from := f.EnvFileNames(), f.fromCommands()
 	for _, name := range secretOrder(data, secs) {
 		sec, ok := secs[name]
 		if !ok {
@@ -364,6 +364,8 @@ func (f *Folder) secrets(problems *[]string) []SecretView {
 			env = ref
 		}
 		switch {
+		case from[name]:
+			v.Set, v.From = true, FromCommand
 		case f.Getenv(env) != "":
 			v.Set, v.From = true, "environment"
 		case set[env]:
