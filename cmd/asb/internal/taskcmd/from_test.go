@@ -154,4 +154,3 @@ func TestSecretFromCommand(t *testing.T) {
 		}
 	}
 }
-
