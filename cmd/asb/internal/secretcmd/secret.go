@@ -69,12 +69,20 @@ may receive it:
   secrets.env    a commented "# NAME=" line, if NAME has none (the file is
                  created with mode 0600 when missing); never a value
 
+With --from 'COMMAND' (e.g. 'gh auth token', or 'op read op://…') the value
+comes from the command instead: it is kept on this host only (your state
+folder, never the outer folder, so a clone cannot carry one), run with sh
+when the VM is created or started, and its output is handed to msb in its
+environment, never written, printed or put in an argument. A command that
+fails stops the task with its standard error; its output is never shown.
+
 The value is substituted in request headers; --query and --body also allow
 the URL's query and the request body. A NAME that is bound already is
 refused; --force replaces its hosts (and, when given, --query and --body).`,
 		Example: `  asb secret add GITHUB_TOKEN --allow api.github.com,github.com
   asb secret add NPM_TOKEN --allow registry.npmjs.org
-  asb secret add MAPS_KEY --allow maps.example.com --query`,
+  asb secret add MAPS_KEY --allow maps.example.com --query
+  asb secret add GITHUB_TOKEN --allow api.github.com --from 'gh auth token'`,
 		Args: cmdutil.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Name = args[0]
