@@ -152,11 +152,11 @@ func NewData(tree fs.FS, opts schema.InitOptions) (*Data, error) {
 			Fix: "--network public already allows every public host; drop --allow, or use --network allow to list hosts"}
 	}
 	d := &Data{
-		Name:         opts.Name,
-		Agent:        agent,
-		CPUs:         opts.CPUs,
-		Memory:       opts.Memory,
-		Network:      opts.Network,
+		Name:    opts.Name,
+		Agent:   agent,
+		CPUs:    opts.CPUs,
+		Memory:  opts.Memory,
+		Network: opts.Network,
 		Limits: Limits{
 			IdleTimeout:    cmp.Or(opts.IdleTimeout, schema.DefaultIdleTimeout),
 			RootDisk:       cmp.Or(opts.RootDisk, schema.DefaultRootDisk),
