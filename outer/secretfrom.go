@@ -10,14 +10,11 @@ const FromCommand = "command"
 // command this user recorded for this folder (the command never leaves
 // this host; it is not read into the summary).
 func (f *Folder) fromCommands() map[string]bool {
-	out := map[string]bool{}
-	store, err := runner.SecretCommandStore(f.Getenv)
-	if err != nil {
-		return out
-	}
-	cmds, _ := store.Load(f.Dir)
-	for name := range cmds {
-		out[name] = true
-	}
-	return out
+	return runner.SecretCommandNames(f.Dir, f.Getenv)
+}
+
+// FromCommandFunc is schema.CheckOptions.FromCommand for this folder.
+func (f *Folder) FromCommandFunc() func(string) bool {
+	from := f.fromCommands()
+	return func(name string) bool { return from[name] }
 }

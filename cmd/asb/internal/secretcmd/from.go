@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -56,6 +57,12 @@ func newExecCmd(opts *Options) *cobra.Command {
 }
 
 func runExec(ctx context.Context, o *Options, argv []string) error {
+	if filepath.Base(argv[0]) != "msb" {
+		// The values go to msb, which keeps them out of the VM, and to
+		// nothing else: not even an approved Taskfile gets them into
+		// another program this way.
+		return &cmdutil.UsageError{Err: fmt.Errorf("asb secret exec runs msb only, not %q: the values of the secrets' commands go to msb and nothing else", argv[0])}
+	}
 	dir, err := cmdutil.FolderDir(o.Factory.Getwd, o.Dir)
 	if err != nil {
 		return err
