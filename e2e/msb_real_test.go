@@ -39,9 +39,17 @@ type outer struct {
 // busybox build context: the Taskfile, sandbox.yaml and secrets.yaml are
 // exactly what `asb init` writes.
 func newOuter(t *testing.T, ctx context.Context) *outer {
+	return newOuterWith(t, ctx, nil)
+}
+
+// newOuterWith is newOuter with the init options changed by with.
+func newOuterWith(t *testing.T, ctx context.Context, with func(*schema.InitOptions)) *outer {
 	t.Helper()
 	opts := generator.DefaultOptions("opencode", "e2e")
 	opts.Secrets = []schema.SecretSpec{{Name: "GITHUB_TOKEN", Hosts: []string{"api.github.com"}}}
+	if with != nil {
+		with(&opts)
+	}
 	plan, err := generator.Render(templates.FS, opts)
 	if err != nil {
 		t.Fatalf("render: %v", err)
@@ -231,7 +239,7 @@ func createVM(t *testing.T, extraEnv []string, overrides map[string]string) {
 func bootAndInspect(t *testing.T, ctx context.Context, o *outer, env []string, overrides map[string]string, msb, msbHome, vm string) []byte {
 	t.Helper()
 	cmds := o.cmds["vm:create"]
-	at := slices.IndexFunc(cmds, func(c string) bool { return strings.HasPrefix(c, "msb create ") })
+	at := slices.IndexFunc(cmds, func(c string) bool { return strings.Contains(c, "msb create ") })
 	if at < 0 {
 		t.Fatalf("vm:create has no msb create: %q", cmds)
 	}
@@ -273,11 +281,12 @@ func bootAndInspect(t *testing.T, ctx context.Context, o *outer, env []string, o
 }
 
 // asbStub stands in for asb in the Taskfile: its own steps do nothing here
-// (they are tested elsewhere) but `asb image build -- BUILDER build …`, which
-// runs the build it wraps; asb msb-conf prints no flags, as for msb 0.7.2.
+// (they are tested elsewhere) but `asb image build -- BUILDER build …` and
+// `asb secret exec -- msb …`, which run the command they wrap (no secret
+// has a command here); asb msb-conf prints no flags, as for msb 0.7.2.
 func asbStub(t *testing.T) string {
 	p := filepath.Join(t.TempDir(), "asb")
-	stub := "#!/bin/sh\n[ \"$1 $2 $3\" = \"image build --\" ] || exit 0\nshift 3\nexec \"$@\"\n"
+	stub := "#!/bin/sh\ncase \"$1 $2 $3\" in \"image build --\"|\"secret exec --\") shift 3; exec \"$@\";; esac\nexit 0\n"
 	if err := os.WriteFile(p, []byte(stub), 0o755); err != nil {
 		t.Fatal(err)
 	}

@@ -93,6 +93,7 @@ type Data struct {
 	CPUs         int
 	Memory       string
 	Network      string
+	Limits       Limits
 	Hosts        []string           // egress allow list: the agent's, each secret's, --allow
 	Balanced     []schema.HostGroup // --network balanced: the common development hosts not in Hosts
 	Secrets      []Secret           // the agent's key first
@@ -106,6 +107,12 @@ type Data struct {
 	VM           string // default VM name
 	HomeVolume   string // default home volume name
 	SchemaURL    string // base URL of the JSON Schemas, "" for none
+}
+
+// Limits are the VM's limits as the templates write them (asb's defaults
+// filled in; TmpSize and WorkspaceQuota may be "": none).
+type Limits struct {
+	IdleTimeout, RootDisk, TmpSize, WorkspaceQuota, ContainerDisk string
 }
 
 // NPMVersion is the npm the image installs: the newest 11.x, which still
@@ -145,11 +152,18 @@ func NewData(tree fs.FS, opts schema.InitOptions) (*Data, error) {
 			Fix: "--network public already allows every public host; drop --allow, or use --network allow to list hosts"}
 	}
 	d := &Data{
-		Name:         opts.Name,
-		Agent:        agent,
-		CPUs:         opts.CPUs,
-		Memory:       opts.Memory,
-		Network:      opts.Network,
+		Name:    opts.Name,
+		Agent:   agent,
+		CPUs:    opts.CPUs,
+		Memory:  opts.Memory,
+		Network: opts.Network,
+		Limits: Limits{
+			IdleTimeout:    cmp.Or(opts.IdleTimeout, schema.DefaultIdleTimeout),
+			RootDisk:       cmp.Or(opts.RootDisk, schema.DefaultRootDisk),
+			TmpSize:        opts.TmpSize,
+			WorkspaceQuota: opts.WorkspaceQuota,
+			ContainerDisk:  cmp.Or(opts.ContainerDisk, schema.DefaultContainerDisk),
+		},
 		Ports:        opts.Ports,
 		BaseImage:    opts.BaseImage,
 		AgentVersion: cmp.Or(opts.AgentVersion, agent.Version),

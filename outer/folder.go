@@ -166,7 +166,7 @@ func (f *Folder) Commit() ([]schema.Problem, error) {
 	if !f.Changed() {
 		return nil, nil
 	}
-	opts := schema.CheckOptions{Getenv: f.Getenv}
+	opts := schema.CheckOptions{Getenv: f.Getenv, FromCommand: f.FromCommandFunc()}
 	before := f.checkFn(f.Dir, opts)
 	opts.Overrides = map[string][]byte{}
 	for name, data := range f.edited {

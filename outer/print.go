@@ -22,6 +22,8 @@ func (b *Boundary) Print(w io.Writer) {
 	b.PrintSecrets(w)
 	fmt.Fprintln(w)
 	b.PrintSettings(w)
+	fmt.Fprintln(w)
+	PrintLimits(w, b.Limits)
 	for _, p := range b.Problems {
 		fmt.Fprintf(w, "\n%s", p)
 	}
@@ -164,6 +166,9 @@ func (b *Boundary) PrintSecrets(w io.Writer) {
 		state := "not set"
 		if s.Set {
 			state = "set in " + s.From
+			if s.From == FromCommand {
+				state = "from a command run on this host"
+			}
 		}
 		fmt.Fprintf(w, "  %-*s  → %s  (in %s; %s)\n", width, s.Name, strings.Join(s.Hosts, ", "), s.Where(), state)
 	}

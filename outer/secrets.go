@@ -20,6 +20,9 @@ type SecretRequest struct {
 	Query, Body *bool
 	// Force replaces the hosts of a secret that is bound already.
 	Force bool
+	// FromCommand: the value comes from a command (asb secret add --from),
+	// so secrets.env gets no line for it.
+	FromCommand bool
 }
 
 // SecretEdit says what AddSecret did.
@@ -63,7 +66,7 @@ func (f *Folder) AddSecret(r SecretRequest) (SecretEdit, error) {
 		return e, err
 	}
 	envData, envExists := f.Current(SecretsEnvFile)
-	if !EnvFileMentions(envData, r.Name) {
+	if !r.FromCommand && !EnvFileMentions(envData, r.Name) {
 		f.Set(SecretsEnvFile, AppendEnvLine(envData, envExists, r.Name))
 		e.EnvLine = true
 	}

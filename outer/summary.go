@@ -27,6 +27,8 @@ type Boundary struct {
 	// Settings are the other keys of sandbox.yaml that reach msb, each
 	// with the key table's verdict (settings.go).
 	Settings []SettingView `json:"settings"`
+	// Limits are the VM's idle stop and sizes (limits.go).
+	Limits []LimitView `json:"limits"`
 	// Problems are what kept a file from being read in full.
 	Problems []string `json:"problems,omitempty"`
 }
@@ -155,6 +157,7 @@ func (f *Folder) Summarize() *Boundary {
 	}
 	b.Secrets = f.secrets(&b.Problems)
 	b.Settings = settings(root)
+	b.Limits = f.LimitsOf()
 	return b
 }
 
@@ -363,7 +366,7 @@ func (f *Folder) secrets(problems *[]string) []SecretView {
 			*problems = append(*problems, p.String())
 		}
 	}
-	set := f.EnvFileNames()
+	set, from := f.EnvFileNames(), f.fromCommands()
 	for _, name := range secretOrder(data, secs) {
 		sec, ok := secs[name]
 		if !ok {
@@ -381,6 +384,8 @@ func (f *Folder) secrets(problems *[]string) []SecretView {
 			env = ref
 		}
 		switch {
+		case from[name]:
+			v.Set, v.From = true, FromCommand
 		case f.Getenv(env) != "":
 			v.Set, v.From = true, "environment"
 		case set[env]:

@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -31,9 +32,29 @@ const (
 )
 
 // SecretValues are the values the VM's secrets get when it starts: each
-// variable of secrets.yaml from the environment, else from secrets.env (as
+// variable of secrets.yaml from its recorded command (asb secret add
+// --from, run now), else from the environment, else from secrets.env (as
 // go-task's dotenv reads it).
-func SecretValues(dir string, getenv func(string) string) (map[string]string, error) {
+func SecretValues(ctx context.Context, dir string, getenv func(string) string, stderr io.Writer) (map[string]string, error) {
+	from, err := FromCommands(ctx, dir, getenv, os.Environ(), stderr)
+	if err != nil {
+		return nil, err
+	}
+	vals, err := envSecretValues(dir, getenv)
+	if err != nil {
+		return nil, err
+	}
+	for k, v := range from {
+		if vals == nil {
+			vals = map[string]string{}
+		}
+		vals[k] = v
+	}
+	return vals, nil
+}
+
+// envSecretValues are the values from the environment and secrets.env.
+func envSecretValues(dir string, getenv func(string) string) (map[string]string, error) {
 	data, err := schema.ReadFile(filepath.Join(dir, schema.SecretsFile))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -93,8 +114,8 @@ func secretsKey(dir string) ([]byte, error) {
 }
 
 // StampSecrets records the fingerprint of the values the VM starts with.
-func StampSecrets(dir string, getenv func(string) string) error {
-	vals, err := SecretValues(dir, getenv)
+func StampSecrets(ctx context.Context, dir string, getenv func(string) string, stderr io.Writer) error {
+	vals, err := SecretValues(ctx, dir, getenv, stderr)
 	if err != nil {
 		return err
 	}
@@ -108,12 +129,12 @@ func StampSecrets(dir string, getenv func(string) string) error {
 // SecretsChanged reports whether the secrets' values differ from those the
 // VM was started with; false when no start was recorded (nothing to
 // compare with: a VM asb did not start, or one started before this asb).
-func SecretsChanged(dir string, getenv func(string) string) (bool, error) {
+func SecretsChanged(ctx context.Context, dir string, getenv func(string) string, stderr io.Writer) (bool, error) {
 	stamp, err := os.ReadFile(filepath.Join(dir, SecretsStampPath))
 	if err != nil {
 		return false, nil //nolint:nilerr // no stamp: no start to compare with
 	}
-	vals, err := SecretValues(dir, getenv)
+	vals, err := SecretValues(ctx, dir, getenv, stderr)
 	if err != nil {
 		return false, err
 	}

@@ -33,6 +33,9 @@ type CheckOptions struct {
 	// Getenv looks up the host environment; nil means os.Getenv. Values are
 	// only tested for being set, never echoed.
 	Getenv func(string) string
+	// FromCommand reports whether the secret name gets its value from a
+	// command recorded on this host (asb secret add --from); nil: none.
+	FromCommand func(name string) bool
 	// Context bounds the git commands CheckDir runs; nil means Background.
 	Context context.Context
 	// Agents are the agent presets whose config folders and targets the

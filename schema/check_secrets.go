@@ -33,7 +33,8 @@ func (c *checker) checkSecrets() {
 				fmt.Sprintf("move the value to secrets.env as %s=…, and write value: \"${%s}\" here", envGuess(name), envGuess(name)),
 				"%s.value is a literal, not \"${VAR}\": msb would store the credential in plain text, and this file is committed", name)
 		case ok:
-			if c.opts.Getenv(ref) == "" && !c.envFile[ref] {
+			fromCmd := c.opts.FromCommand != nil && c.opts.FromCommand(name)
+			if c.opts.Getenv(ref) == "" && !c.envFile[ref] && !fromCmd {
 				c.at(SecretsFile, vnode, SeverityWarning, name+".value",
 					fmt.Sprintf("set %s in secrets.env (%s=…) or export it in your shell", ref, ref),
 					"%s is set neither in the environment nor in secrets.env: vm:create would fail with msb's \"host environment variable %s is not set\"", ref, ref)

@@ -24,6 +24,29 @@ func (c *checker) checkTaskfile() {
 		return
 	}
 	c.probs = append(c.probs, CheckTaskfile(TaskfileFile, data)...)
+	c.checkTaskLimits(data)
+}
+
+// checkTaskLimits applies the limits' rule to the Taskfile's vars that
+// hold one (ROOT_DISK, CONTAINER_DISK): msb create reads them as flags.
+func (c *checker) checkTaskLimits(data []byte) {
+	var doc yaml.Node
+	if yaml.Unmarshal(data, &doc) != nil || len(doc.Content) == 0 {
+		return
+	}
+	vars := mapValue(doc.Content[0], "vars")
+	for _, l := range Limits {
+		if l.Where != InTaskfile {
+			continue
+		}
+		v := mapValue(vars, l.Key)
+		if v == nil || v.Kind != yaml.ScalarNode {
+			continue
+		}
+		if re := Limit(l.Name, v.Value); re != nil {
+			c.at(TaskfileFile, v, SeverityError, "vars."+l.Key, re.Fix+" (or asb limit set "+l.Name+" SIZE)", "%s %q %s", l.Key, v.Value, re.Why)
+		}
+	}
 }
 
 // CheckTaskfile reads a Taskfile the way go-task v3 does (yaml into

@@ -52,8 +52,8 @@ func (l *loader) duration(n *yaml.Node, field string) (string, bool) {
 	if !ok {
 		return "", false
 	}
-	if !msbDurationRe.MatchString(s) {
-		l.errf(n, field, "use whole seconds, minutes or hours: 90s, 30m, 2h", "%s %q is not a duration msb reads", field, s)
+	if re := Duration(s); re != nil {
+		l.errf(n, field, re.Fix, "%s %q %s", field, s, re.Why)
 		return "", false
 	}
 	return s, true

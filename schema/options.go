@@ -48,6 +48,12 @@ type InitOptions struct {
 	BaseImage string       `flag:"base-image" yaml:"base_image" validate:"required,asb_image"`
 	// AgentVersion pins the agent package installed in the image.
 	AgentVersion string `flag:"agent-version" yaml:"agent_version,omitempty" validate:"omitempty,asb_version"`
+	// The VM's limits (schema/limits.go); "" is asb's default.
+	IdleTimeout    string `flag:"idle-timeout" yaml:"idle_timeout,omitempty"`
+	RootDisk       string `flag:"root-disk" yaml:"root_disk,omitempty"`
+	TmpSize        string `flag:"tmp-size" yaml:"tmp_size,omitempty"`
+	WorkspaceQuota string `flag:"workspace-quota" yaml:"workspace_quota,omitempty"`
+	ContainerDisk  string `flag:"container-disk" yaml:"container_disk,omitempty"`
 	// Also are further agents in the same VM (asb agent add): each with its
 	// config folder, key, hosts, image layer and agent:NAME task.
 	Also []string `flag:"-" yaml:"also,omitempty" validate:"dive,asb_project"`
@@ -72,6 +78,14 @@ func (o *InitOptions) Validate() error {
 		return &FieldError{Field: "--network", Value: o.Network,
 			Fix: "--network none blocks every host, so --allow and --secret hosts would be unreachable; use --network allow"}
 	}
+	for _, l := range o.limits() {
+		if l[1] == "" {
+			continue
+		}
+		if re := Limit(l[0], l[1]); re != nil {
+			return RuleField("--"+l[0], re)
+		}
+	}
 	var ports []PortSpec
 	for _, s := range o.Ports {
 		p, _ := Port(s) // each checked by its tag above
@@ -81,4 +95,10 @@ func (o *InitOptions) Validate() error {
 		return RuleField("--port", re)
 	}
 	return nil
+}
+
+// limits pairs each limit flag with its value.
+func (o *InitOptions) limits() [][2]string {
+	return [][2]string{{LimitIdleTimeout, o.IdleTimeout}, {LimitRootDisk, o.RootDisk}, {LimitTmpSize, o.TmpSize},
+		{LimitWorkspaceQuota, o.WorkspaceQuota}, {LimitContainerDisk, o.ContainerDisk}}
 }

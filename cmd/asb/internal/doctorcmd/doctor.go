@@ -20,6 +20,9 @@ type Options struct {
 	Host   host.Host
 	Format string // "table" or "json"
 	Boot   bool   // only the pre-boot check (what vm:create and vm:start run first)
+	// Needs are the disk limits of the outer folder --boot runs in (nil
+	// outside one): checked against the host's free disk.
+	Needs func() []host.DiskNeed
 }
 
 // NewCmd returns `asb doctor`.
@@ -29,7 +32,7 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 
 // newCmd lets tests swap the run function.
 func newCmd(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
-	opts := &Options{IO: f.IO, Host: f.Host}
+	opts := &Options{IO: f.IO, Host: f.Host, Needs: func() []host.DiskNeed { return folderNeeds(f) }}
 	cmd := &cobra.Command{
 		Use:   "doctor",
 		Short: "Check that this machine can run the agent's microVM",
@@ -55,7 +58,10 @@ virtualization on Linux, Apple silicon on macOS), prints nothing when the
 host has it, and exits 1 with the reason and the fix when it does not. The
 Taskfile's vm:create and vm:start run it first, so a host that cannot boot
 is told so in a second, before any image is built, instead of after minutes
-of a doomed boot. image:build and image:load do not need it.
+of a doomed boot. image:build and image:load do not need it. In an outer
+folder it also checks that the disk limits fit the free disk: the root disk
+and the container disk (asb limit ls) under MSB_HOME, the workspace quota
+in the folder.
 ` + host.SkipEnv + `=1 skips that check, for a host where asb's reading is wrong.`,
 		Example: `  # Is this machine ready?
   asb doctor
@@ -150,6 +156,11 @@ type bootJSON struct {
 // when it cannot.
 func runBoot(ctx context.Context, o *Options) error {
 	r := host.Boot(ctx, o.Host)
+	if !r.Skipped && o.Needs != nil {
+		if needs := o.Needs(); len(needs) > 0 {
+			r.Checks = append(r.Checks, host.DiskLimits(o.Host, needs))
+		}
+	}
 	if o.Format == "json" {
 		checks := r.Checks
 		if checks == nil {

@@ -251,3 +251,28 @@ func TestBoot(t *testing.T) {
 		t.Errorf("--boot --format json: exit %d, %v\n%s", cmdutil.ExitCode(err), jerr, out)
 	}
 }
+
+// TestBootDiskLimits: in an outer folder, --boot also stops a boot whose
+// disk limits do not fit the free disk (the fake host has 5 GiB free).
+func TestBootDiskLimits(t *testing.T) {
+	boot := func(needs []host.DiskNeed, format string) (string, string, error) {
+		var out, errOut bytes.Buffer
+		err := Run(context.Background(), &Options{IO: &cmdutil.IOStreams{Out: &out, ErrOut: &errOut}, Host: fakeHost{kvm: true, virt: true},
+			Format: format, Boot: true, Needs: func() []host.DiskNeed { return needs }})
+		return out.String(), errOut.String(), err
+	}
+	_, errOut, err := boot([]host.DiskNeed{{Path: "/srv/msb", Bytes: 4 << 30, What: "root-disk 4G"}}, "table")
+	if err != nil || errOut != "" {
+		t.Errorf("limits that fit: err %v, stderr %q; want silence", err, errOut)
+	}
+	_, errOut, err = boot([]host.DiskNeed{{Path: "/srv/msb", Bytes: 12 << 30, What: "root-disk 4G + container-disk 8G"}}, "table")
+	for _, want := range []string{"✗ disk for the limits", "root-disk 4G + container-disk 8G may take 12.0 GiB of the 5.0 GiB free in /srv/msb",
+		"asb limit set", "This host cannot boot the agent's microVM (disk for the limits)"} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errOut)
+		}
+	}
+	if cmdutil.ExitCode(err) != 1 {
+		t.Errorf("limits that do not fit: exit %d, want 1", cmdutil.ExitCode(err))
+	}
+}

@@ -21,6 +21,7 @@ import (
 	"github.com/agents-sandbox/asb/cmd/asb/internal/exportcmd"
 	"github.com/agents-sandbox/asb/cmd/asb/internal/imagecmd"
 	"github.com/agents-sandbox/asb/cmd/asb/internal/initcmd"
+	"github.com/agents-sandbox/asb/cmd/asb/internal/limitcmd"
 	"github.com/agents-sandbox/asb/cmd/asb/internal/lscmd"
 	"github.com/agents-sandbox/asb/cmd/asb/internal/mountcmd"
 	"github.com/agents-sandbox/asb/cmd/asb/internal/msbconfcmd"
@@ -103,6 +104,7 @@ microVM. The agent sees only the files, credentials and network you list in an
 		networkcmd.NewCmd(f),
 		mountcmd.NewCmd(f),
 		portcmd.NewCmd(f),
+		limitcmd.NewCmd(f),
 		doctorcmd.NewCmd(f),
 		agentscmd.NewCmd(f),
 		agentcmd.NewCmd(f),

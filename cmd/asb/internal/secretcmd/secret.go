@@ -23,6 +23,7 @@ type Options struct {
 	Allow       []string
 	Query, Body bool
 	Force       bool
+	From        string // the command that prints the value (host-only)
 	setQuery    bool
 	setBody     bool
 }
@@ -49,7 +50,7 @@ to secrets.env for you to fill in.`,
 		RunE: cmdutil.NeedSubcommand,
 	}
 	cmdutil.AddDirFlag(cmd, &opts.Dir)
-	cmd.AddCommand(newAddCmd(opts), newLsCmd(opts), newRmCmd(opts), newStampCmd(opts))
+	cmd.AddCommand(newAddCmd(opts), newLsCmd(opts), newRmCmd(opts), newStampCmd(opts), newExecCmd(opts))
 	return cmd
 }
 
@@ -68,12 +69,20 @@ may receive it:
   secrets.env    a commented "# NAME=" line, if NAME has none (the file is
                  created with mode 0600 when missing); never a value
 
+With --from 'COMMAND' (e.g. 'gh auth token', or 'op read op://…') the value
+comes from the command instead: it is kept on this host only (your state
+folder, never the outer folder, so a clone cannot carry one), run with sh
+when the VM is created or started, and its output is handed to msb in its
+environment, never written, printed or put in an argument. A command that
+fails stops the task with its standard error; its output is never shown.
+
 The value is substituted in request headers; --query and --body also allow
 the URL's query and the request body. A NAME that is bound already is
 refused; --force replaces its hosts (and, when given, --query and --body).`,
 		Example: `  asb secret add GITHUB_TOKEN --allow api.github.com,github.com
   asb secret add NPM_TOKEN --allow registry.npmjs.org
-  asb secret add MAPS_KEY --allow maps.example.com --query`,
+  asb secret add MAPS_KEY --allow maps.example.com --query
+  asb secret add GITHUB_TOKEN --allow api.github.com --from 'gh auth token'`,
 		Args: cmdutil.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Name = args[0]
@@ -86,6 +95,7 @@ refused; --force replaces its hosts (and, when given, --query and --body).`,
 	add.Flags().BoolVar(&opts.Query, "query", false, "also substitute the value in the URL's query string")
 	add.Flags().BoolVar(&opts.Body, "body", false, "also substitute the value in request bodies")
 	add.Flags().BoolVar(&opts.Force, "force", false, "replace the hosts of a secret that is bound already")
+	add.Flags().StringVar(&opts.From, "from", "", "a command that prints the value (e.g. 'gh auth token'), run on this host when the VM is created or started; recorded on this host only, never in the folder")
 	return add
 }
 
@@ -124,6 +134,11 @@ one), and NAME's line in secrets.env, which is yours and may hold the value.`,
 }
 
 func runAdd(ctx context.Context, o *Options) error {
+	if o.From != "" {
+		if err := checkFrom(o.From); err != nil {
+			return &cmdutil.UsageError{Err: err}
+		}
+	}
 	hosts := outer.SplitHosts(o.Allow)
 	if len(hosts) == 0 {
 		return &cmdutil.UsageError{Err: fmt.Errorf("--allow is required: a secret with no host could never be sent anywhere; e.g. asb secret add %s --allow api.example.com", o.Name)}
@@ -133,7 +148,7 @@ func runAdd(ctx context.Context, o *Options) error {
 		return err
 	}
 	defer release()
-	req := outer.SecretRequest{Name: o.Name, Hosts: hosts, Force: o.Force}
+	req := outer.SecretRequest{Name: o.Name, Hosts: hosts, Force: o.Force, FromCommand: o.From != ""}
 	if o.setQuery {
 		req.Query = &o.Query
 	}
@@ -162,7 +177,11 @@ func runAdd(ctx context.Context, o *Options) error {
 	if len(e.Net.Removed) > 0 {
 		fmt.Fprintf(w, "sandbox.yaml: removed from network.deny: %s\n", strings.Join(e.Net.Removed, ", "))
 	}
-	if e.EnvLine {
+	if o.From != "" {
+		if err := recordFrom(o, f.Dir); err != nil {
+			return err
+		}
+	} else if e.EnvLine {
 		fmt.Fprintf(w, "secrets.env: added a line \"# %s=\"; uncomment it and fill in the value (or export %s)\n", o.Name, o.Name)
 	}
 	fmt.Fprintln(w)
@@ -214,6 +233,9 @@ func runRm(ctx context.Context, o *Options) error {
 	if err != nil {
 		return err
 	}
+	if err := forgetFrom(o, f.Dir); err != nil {
+		return err
+	}
 	cmdutil.PrintWarnings(o.Factory.IO.ErrOut, r.Warnings)
 	w := o.Factory.IO.Out
 	fmt.Fprintf(w, "secrets.yaml: removed %s; the VM no longer gets it\n", o.Name)
@@ -242,7 +264,7 @@ func newStampCmd(opts *Options) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return runner.StampSecrets(dir, opts.Factory.Getenv)
+			return runner.StampSecrets(cmd.Context(), dir, opts.Factory.Getenv, opts.Factory.IO.ErrOut)
 		},
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agents-sandbox/asb/cmd/asb/internal/cmdutil"
+	"github.com/agents-sandbox/asb/runner"
 	"github.com/agents-sandbox/asb/schema"
 )
 
@@ -96,7 +97,8 @@ func Run(ctx context.Context, o *Options) error {
 		return err
 	}
 	cmdutil.CleanStaleStaging(dir, o.IO.ErrOut)
-	probs := schema.CheckDir(dir, schema.CheckOptions{Getenv: o.Getenv, Context: ctx})
+	from := runner.SecretCommandNames(dir, o.Getenv)
+	probs := schema.CheckDir(dir, schema.CheckOptions{Getenv: o.Getenv, Context: ctx, FromCommand: func(n string) bool { return from[n] }})
 	nerr, nwarn := schema.Count(probs)
 	if o.Format == "json" {
 		if probs == nil {
