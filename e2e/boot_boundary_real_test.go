@@ -148,3 +148,16 @@ func TestRealBootReap(t *testing.T) {
 		t.Fatalf("after the next agent: %q; want one VM and its machine", got)
 	}
 }
+
+// TestRealBootHomeOwner: dev owns its home and the folders msb made on the
+// way to the agent's config mount (vm:create gives them back: rootless
+// podman refuses a ~/.config that is not dev's, as the real image showed);
+// the config mount itself is left as it is.
+func TestRealBootHomeOwner(t *testing.T) {
+	s := bootRun(t)
+	got := strings.Fields(ok(t, s, "home_owner"))
+	if len(got) != 6 || got[1] != "dev" || got[3] != "dev" {
+		t.Fatalf("owners in the VM: %q; want /home/dev and /home/dev/.config dev's", got)
+	}
+	t.Logf("in the VM: %s", strings.Join(got, " "))
+}

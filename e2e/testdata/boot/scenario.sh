@@ -28,6 +28,7 @@ VM=$(msb ls -q | head -n1)
 note vm "$VM"
 
 # Item 3: the boundary, observed from inside.
+step home_owner rootexec stat -c '%n %U' /home/dev /home/dev/.config /home/dev/.config/opencode
 step whoami vmexec sh -c 'echo "$(id -un) $(id -u) $(pwd)"; grep "^dev:" /etc/passwd'
 step ws_write vmexec sh -c 'echo from-vm >/workspace/from-vm && chmod 0640 /workspace/from-vm && mkdir /workspace/dir-vm && chmod 0750 /workspace/dir-vm && echo "echo ran" >/workspace/run.sh && chmod 0755 /workspace/run.sh && echo kept >/home/dev/keep'
 step ws_stat stat -c '%n %u %g %a' workspace workspace/from-vm workspace/dir-vm workspace/run.sh

@@ -34,8 +34,10 @@ type VMRecord struct {
 	// at create time (never the value), so tests can tell which source won.
 	SecretSHA256 map[string]string `json:"secret_sha256,omitempty"`
 	// Config is the part of msb inspect's config the stand-in keeps:
-	// the port forwards of msb create's --port, as msb 0.7.2 records them.
+	// the port forwards of msb create's --port, as msb 0.7.2 records them,
+	// and the labels (msb inspect shows them there; set when printed).
 	Config struct {
+		Labels  map[string]string `json:"labels"`
 		Network struct {
 			Ports []Forward `json:"ports"`
 		} `json:"network"`
@@ -222,14 +224,9 @@ func (e *env) msbInspect(args []string) error {
 	if err := e.get("msb-vms", pos[0], &vm); err != nil {
 		return fail("error: sandbox not found: %s", pos[0])
 	}
-	// The record's own fields, and msb's config.labels beside them.
-	type config struct {
-		Labels map[string]string `json:"labels"`
-	}
-	return json.NewEncoder(e.stdout).Encode(struct {
-		VMRecord
-		Config config `json:"config"`
-	}{vm, config{Labels: vm.Labels}})
+	// The record's own fields, and msb's config.labels beside the forwards.
+	vm.Config.Labels = vm.Labels
+	return json.NewEncoder(e.stdout).Encode(vm)
 }
 
 func (e *env) msbStatus(args []string) error {

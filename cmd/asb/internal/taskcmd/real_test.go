@@ -119,18 +119,20 @@ func TestRealTaskVMCreate(t *testing.T) {
 		host.SkipEnv+"=1", // past the pre-boot check, to msb's own boot
 		"OPENCODE_API_KEY="+canaryOpenCode, "GITHUB_TOKEN="+canaryGitHub)
 	dir := realFolder(t, asb, env)
+	testenv.KillMachinesAtCleanup(t, msbHome)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	// The image first, so that what follows is only the create. The names
+	// are read after it, from what asb recorded (the home volume's carries
+	// the second asb named it in, not the test's).
+	testenv.Run(t, ctx, dir, env, asb, "task", "image:load")
 	id, err := runner.ResolveIdentity(dir, "opencode", runner.IdentityOptions{Now: time.Now()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	testenv.KillMachinesAtCleanup(t, msbHome)
 	t.Cleanup(func() {
 		_, _, _ = testenv.RunErr(context.Background(), dir, env, nil, msb, "remove", "--force", "--quiet", id.VM)
 	})
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	// The image first, so that what follows is only the create.
-	testenv.Run(t, ctx, dir, env, asb, "task", "image:load")
 	run := testenv.Start(t, dir, env, asb, "task", "vm:create")
 	r := testenv.CreateVM(t, ctx, run, msb, env, id.VM, msbHome)
 	if r.Booted {

@@ -228,6 +228,7 @@ func TestAgentColdThenWarm(t *testing.T) {
 		"msb status",           // vm:create's reap-boot: no boot left half done
 		"msb --version",        // vm:create's asb msb-conf (once per msb binary: cached)
 		"msb create",           // vm:create
+		"msb exec",             // vm:create: dev gets its home's folders back from msb
 		"msb status",           // vm:create's deferred reap-boot: booted, nothing to end
 		"msb status",           // vm:start status: running already
 		"msb exec",             // agent
@@ -235,7 +236,7 @@ func TestAgentColdThenWarm(t *testing.T) {
 	if got := summary(cold); !slices.Equal(got, want) {
 		t.Fatalf("cold run invoked\n  %s\nwant\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
 	}
-	exec := find(cold, "msb", "exec")[0]
+	exec := find(cold, "msb", "exec")[1]
 	wantExec := []string{"msb", "exec", "-t", "-u", "dev", "-w", "/workspace", id.VM, "--", "opencode", "--model", "x y"}
 	if !slices.Equal(exec, wantExec) {
 		t.Errorf("exec argv = %q, want %q", exec, wantExec)
