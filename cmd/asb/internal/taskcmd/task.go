@@ -40,6 +40,7 @@ type Options struct {
 	Verbose bool
 	Silent  bool
 	Yes     bool
+	Session string // asb session NAME's VM, config and checkout
 }
 
 // NewCmd returns `asb task`.
@@ -77,6 +78,7 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 	fl.BoolVarP(&opts.Verbose, "verbose", "v", false, "say why each task runs or is skipped")
 	fl.BoolVarP(&opts.Silent, "silent", "s", false, "do not echo the commands")
 	fl.BoolVarP(&opts.Yes, "yes", "y", false, "answer yes to questions (home:reset)")
+	fl.StringVar(&opts.Session, "session", "", "run the tasks for session NAME (asb session new): its VM, its checkout as /workspace")
 	return cmd
 }
 
@@ -123,6 +125,11 @@ func Run(ctx context.Context, o *Options) error {
 	}
 	if spec.Vars, err = identify(ctx, o, dir, tf); err != nil {
 		return err
+	}
+	if o.Session != "" {
+		if err := sessionVars(ctx, o, dir, spec.Vars); err != nil {
+			return err
+		}
 	}
 	spec.Cwd = wd
 	if !o.Dry && o.Summary == "" {

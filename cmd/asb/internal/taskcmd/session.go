@@ -1,0 +1,68 @@
+package taskcmd
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/agents-sandbox/asb/host"
+	"github.com/agents-sandbox/asb/outer"
+	"github.com/agents-sandbox/asb/runner"
+)
+
+// sessionVars points the run at session o.Session (asb session new): its
+// VM, home volume, derived config and checkout, through the Taskfile's
+// vars. The derived config is written again from the folder's current
+// sandbox.yaml first (a port the folder forwards since gets a host port of
+// its own), under the folder's lock, so what msb reads is always asb's
+// derivation of the approved sandbox.yaml, never a file found on disk.
+func sessionVars(ctx context.Context, o *Options, dir string, vars map[string]string) error {
+	s, err := outer.FindSession(dir, o.Session)
+	if err != nil {
+		return err
+	}
+	lock, err := runner.LockFolder(ctx, dir, "asb task --session "+s.Name, o.IO.ErrOut)
+	if err != nil {
+		return err
+	}
+	defer lock.Release()
+	if err := refreshPorts(dir, &s); err != nil {
+		return err
+	}
+	if _, err := outer.WriteSessionConf(dir, s); err != nil {
+		return fmt.Errorf("session %s: %w", s.Name, err)
+	}
+	vars["VM"] = s.VM
+	vars["HOME_VOLUME"] = s.HomeVolume
+	vars["SANDBOX_CONF"] = s.Paths.Conf
+	vars["WORKSPACE"] = "./" + s.Paths.Workspace
+	return nil
+}
+
+// refreshPorts gives s a host port for each port the folder forwards that
+// it has none for yet, and records it.
+func refreshPorts(dir string, s *outer.Session) error {
+	f, err := outer.Open(dir, outer.Options{})
+	if err != nil {
+		return err
+	}
+	data, _ := f.Current(outer.SandboxFile)
+	ports, err := outer.FolderPorts(data)
+	if err != nil {
+		return err
+	}
+	all, err := outer.Sessions(dir)
+	if err != nil {
+		return err
+	}
+	var others []outer.Session
+	for _, x := range all {
+		if x.Name != s.Name {
+			others = append(others, x)
+		}
+	}
+	changed, err := outer.AssignSessionPorts(s, ports, others, host.FreePort)
+	if err != nil || !changed {
+		return err
+	}
+	return outer.WriteSession(dir, *s)
+}
