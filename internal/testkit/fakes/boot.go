@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -69,12 +70,16 @@ func (e *env) create(args []string) error {
 	}
 	var raw []byte
 	image := ""
+	var cfg *VMConfig
 	for _, conf := range fl["--conf"] { // later files overlay earlier ones
 		sb, b, err := readConf(conf)
 		if err != nil {
 			return err
 		}
 		raw, image = append(raw, b...), cmp.Or(sb.Image, image)
+		if c := resolvedConfig(conf, b); c != nil {
+			cfg = c
+		}
 	}
 	if len(pos) > 0 {
 		image = pos[0]
@@ -106,7 +111,7 @@ func (e *env) create(args []string) error {
 	e.waitMachine(name) // --replace of a VM whose boot still spins
 	sum := sha256.Sum256(raw)
 	vm := VMRecord{Name: name, Image: normRef(image), ImageID: img.ID, Conf: hex.EncodeToString(sum[:8]),
-		Mounts: append(fl["--mount-named"], fl["--mount-owned"]...), SecretSHA256: digests}
+		Mounts: append(fl["--mount-named"], fl["--mount-owned"]...), SecretSHA256: digests, Config: cfg}
 	return e.boot(vm)
 }
 
@@ -271,4 +276,31 @@ func (e *env) setStatus(name, status string) error {
 	}
 	vm.Status = status
 	return e.put("msb-vms", name, vm)
+}
+
+// resolvedConfig is what msb inspect would show of conf's mounts, ports
+// and resources (nil for an overlay with no mounts): relative binds
+// resolve against the working folder, as msb resolves them.
+func resolvedConfig(conf string, raw []byte) *VMConfig {
+	sb, _, _ := schema.LoadSandbox(conf, raw)
+	if sb == nil || len(sb.Mounts) == 0 {
+		return nil
+	}
+	wd, _ := os.Getwd()
+	c := &VMConfig{Ports: sb.Ports}
+	c.Resources.CPUs = sb.CPUs
+	if n, err := schema.ParseSize(sb.Memory); err == nil {
+		c.Resources.MemoryMiB = n
+	}
+	for _, m := range sb.Mounts {
+		if m.Kind != "bind" {
+			continue
+		}
+		h := m.Bind
+		if !filepath.IsAbs(h) {
+			h = filepath.Join(wd, h)
+		}
+		c.Mounts = append(c.Mounts, VMMount{Type: "Bind", Host: h, Guest: m.Target})
+	}
+	return c
 }

@@ -26,6 +26,27 @@ type VMRecord struct {
 	// SecretSHA256 holds, per secret, a digest of the value its variable had
 	// at create time (never the value), so tests can tell which source won.
 	SecretSHA256 map[string]string `json:"secret_sha256,omitempty"`
+	// Config is what msb inspect shows of the resolved config, in its
+	// shape: the bind mounts (host path resolved against msb's working
+	// folder, as msb does), the forwarded ports and the resources.
+	Config *VMConfig `json:"config,omitempty"`
+}
+
+// VMConfig is the part of msb inspect's config the stand-in keeps.
+type VMConfig struct {
+	Mounts    []VMMount `json:"mounts"`
+	Ports     []string  `json:"ports,omitempty"`
+	Resources struct {
+		CPUs      int   `json:"cpus"`
+		MemoryMiB int64 `json:"memory_mib"`
+	} `json:"resources"`
+}
+
+// VMMount is one mount as msb inspect shows it.
+type VMMount struct {
+	Type  string `json:"type"`
+	Host  string `json:"host"`
+	Guest string `json:"guest"`
 }
 
 // VM reads the stand-in's record of VM name.
@@ -58,6 +79,8 @@ func (e *env) msb(args []string) error {
 		return e.msbVolume(args)
 	case "inspect":
 		return e.msbInspect(args)
+	case "ls", "list":
+		return e.msbList(args)
 	case "status", "ps":
 		return e.msbStatus(args)
 	case "create":
@@ -251,4 +274,31 @@ func last(s []string) string {
 		return ""
 	}
 	return s[len(s)-1]
+}
+
+// msbList is msb ls [--running] [--quiet|-q] [--format json].
+func (e *env) msbList(args []string) error {
+	fl, _, _ := flags(args, "--format", "--label")
+	names, err := e.keys("msb-vms")
+	if err != nil {
+		return err
+	}
+	var out []VMRecord
+	for _, n := range names {
+		var vm VMRecord
+		if e.get("msb-vms", n, &vm) != nil {
+			continue
+		}
+		if fl["--running"] != nil && vm.Status != "Running" {
+			continue
+		}
+		out = append(out, vm)
+	}
+	if fl["--quiet"] != nil || fl["-q"] != nil {
+		for _, vm := range out {
+			fmt.Fprintln(e.stdout, vm.Name)
+		}
+		return nil
+	}
+	return json.NewEncoder(e.stdout).Encode(out)
 }
