@@ -99,7 +99,7 @@ func (g Git) AheadBehind(ctx context.Context, dir, base, branch string) (ahead, 
 // Unmerged counts the commits of branch that no other branch of the
 // repository at dir holds.
 func (g Git) Unmerged(ctx context.Context, dir, branch string) (int, error) {
-	out, err := g.output(ctx, dir, "rev-list", "--count", "refs/heads/"+branch, "--not", "--exclude=refs/heads/"+branch, "--branches")
+	out, err := g.output(ctx, dir, "rev-list", "--count", "refs/heads/"+branch, "--not", "--exclude="+branch, "--branches")
 	if err != nil {
 		return 0, err
 	}
