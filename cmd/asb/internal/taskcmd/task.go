@@ -126,11 +126,6 @@ func Run(ctx context.Context, o *Options) error {
 	if spec.Vars, err = identify(ctx, o, dir, tf); err != nil {
 		return err
 	}
-	if o.Session != "" {
-		if err := sessionVars(ctx, o, dir, spec.Vars); err != nil {
-			return err
-		}
-	}
 	spec.Cwd = wd
 	if !o.Dry && o.Summary == "" {
 		if err := rotateSecrets(ctx, o, dir, spec.Vars["VM"]); err != nil {
@@ -195,6 +190,11 @@ func identify(ctx context.Context, o *Options, dir string, tf *runner.Taskfile) 
 	if o.Executable != nil {
 		if self, err := o.Executable(); err == nil {
 			vars["ASB"] = self
+		}
+	}
+	if o.Session != "" {
+		if err := sessionVars(ctx, o, dir, vars); err != nil {
+			return nil, err
 		}
 	}
 	return vars, nil
