@@ -162,6 +162,11 @@ func runWarm(ctx context.Context, o *Options, spec runner.EngineSpec) error {
 // identify returns the vars asb sets over the Taskfile's: this clone's
 // names, the builder and asb's own path.
 func identify(ctx context.Context, o *Options, dir string, tf *runner.Taskfile) (map[string]string, error) {
+	if o.Session != "" {
+		if _, err := outer.FindSession(dir, o.Session); err != nil {
+			return nil, err // before anything is looked up or recorded
+		}
+	}
 	agent := tf.StaticVar("AGENT")
 	if agent == "" {
 		return nil, fmt.Errorf("%s/Taskfile.yml sets no AGENT var: is it a Taskfile made by asb init?", dir)
