@@ -61,13 +61,10 @@ const HostReserveMiB = 1024
 // asks for cpus and memMiB while the sandboxes in held run: the memory it
 // asks for must be available now, and all the VMs' memory together must
 // fit in the machine's less the host's reserve (a VM takes its memory as
-// it touches it, so what they hold now understates what they will); a VM
-// cannot have more CPUs than the machine. CPUs shared by several VMs only
-// slow them, which the returned note says. name is the VM, for messages.
+// it touches it, so what they hold now understates what they will). CPUs
+// are not refused: more vCPUs than the machine has, or VMs sharing them,
+// only slow them, which the returned note says. name is the VM.
 func CanHold(m Machine, held []Held, name string, cpus int, memMiB int64) (note string, err error) {
-	if cpus > m.CPUs {
-		return "", fmt.Errorf("%s asks for %d CPUs and this machine has %d: lower cpus in sandbox.yaml", name, cpus, m.CPUs)
-	}
 	var heldMem int64
 	heldCPUs := 0
 	var names []string
@@ -85,7 +82,10 @@ func CanHold(m Machine, held []Held, name string, cpus int, memMiB int64) (note 
 				name, memMiB, heldMem, strings.Join(names, ", "), m.MemTotalMiB, max(room, 0), HostReserveMiB)
 		}
 	}
-	if heldCPUs+cpus > m.CPUs {
+	switch {
+	case cpus > m.CPUs:
+		note = fmt.Sprintf("%s asks for %d CPUs and this machine has %d: it runs, slower (lower cpus in sandbox.yaml)", name, cpus, m.CPUs)
+	case heldCPUs+cpus > m.CPUs:
 		note = fmt.Sprintf("%d VMs will share this machine's %d CPUs (%d asked for in all): each runs slower", len(held)+1, m.CPUs, heldCPUs+cpus)
 	}
 	return note, nil

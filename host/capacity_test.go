@@ -17,7 +17,7 @@ func TestCanHold(t *testing.T) {
 		note    string
 	}{
 		{"fits", nil, 2, 4096, "", ""},
-		{"too many cpus", nil, 8, 1024, "asks for 8 CPUs and this machine has 4", ""},
+		{"more cpus than the machine: slower", nil, 8, 1024, "", "asks for 8 CPUs and this machine has 4"},
 		{"more than free", nil, 2, 13000, "has 12000 MiB free", ""},
 		{"held leaves too little", two, 2, 8000, "the running sandboxes hold 8192 MiB (a (4096 MiB), b (4096 MiB))", ""},
 		{"fits beside, cpus shared", two, 2, 4096, "", "3 VMs will share this machine's 4 CPUs"},

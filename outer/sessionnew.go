@@ -129,6 +129,20 @@ func sessionFits(f *Folder, o NewSessionOptions, vm string) (string, error) {
 	if o.Capacity == nil {
 		return "", nil
 	}
+	cpus, mem := asks(f)
+	return o.Capacity(vm, cpus, mem)
+}
+
+// SessionFits is host.CanHold for a session's VM: what sandbox.yaml asks
+// for, against machine m and the running sandboxes held.
+func SessionFits(f *Folder, vm string, m host.Machine, held []host.Held) (string, error) {
+	cpus, mem := asks(f)
+	return host.CanHold(m, held, vm, cpus, mem)
+}
+
+// asks is the CPUs and memory (MiB) sandbox.yaml asks for (msb's
+// defaults when unset: 1 CPU; memory 0, which no check refuses).
+func asks(f *Folder) (int, int64) {
 	data, _ := f.Current(SandboxFile)
 	sb, _, _ := schema.LoadSandbox(SandboxFile, data)
 	cpus, mem := 1, int64(0)
@@ -140,7 +154,7 @@ func sessionFits(f *Folder, o NewSessionOptions, vm string) (string, error) {
 			mem = n
 		}
 	}
-	return o.Capacity(vm, cpus, mem)
+	return cpus, mem
 }
 
 func assignPorts(dir string, f *Folder, s *Session, free func(string, string, map[int]bool) (int, error)) error {

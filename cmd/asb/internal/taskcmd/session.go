@@ -31,6 +31,11 @@ func sessionVars(ctx context.Context, o *Options, dir string, vars map[string]st
 	if _, err := outer.WriteSessionConf(dir, s); err != nil {
 		return fmt.Errorf("session %s: %w", s.Name, err)
 	}
+	if !o.Dry && o.Summary == "" {
+		if err := sessionFits(ctx, o, dir, s); err != nil {
+			return err
+		}
+	}
 	vars["VM"] = s.VM
 	vars["HOME_VOLUME"] = s.HomeVolume
 	vars["SANDBOX_CONF"] = s.Paths.Conf
@@ -65,4 +70,35 @@ func refreshPorts(dir string, s *outer.Session) error {
 		return err
 	}
 	return outer.WriteSession(dir, *s)
+}
+
+// sessionFits checks, before the session's VM is first made, that the
+// machine can hold it beside the running sandboxes (host.CanHold), so msb
+// never fails half way or the host swaps. ASB_SKIP_HOST_CHECK=1 skips it,
+// as it skips the boot check.
+func sessionFits(ctx context.Context, o *Options, dir string, s outer.Session) error {
+	if o.Getenv != nil && o.Getenv("ASB_SKIP_HOST_CHECK") == "1" {
+		return nil
+	}
+	msb := runner.MSB{Getenv: o.Getenv}
+	if st, err := msb.Status(ctx, s.VM); err != nil || st != "" {
+		return nil //nolint:nilerr // it exists (or msb cannot say): nothing new to hold
+	}
+	f, err := outer.Open(dir, outer.Options{})
+	if err != nil {
+		return err
+	}
+	held, _ := msb.Running(ctx)
+	var h host.Host = host.SystemHost{}
+	if o.Host != nil {
+		h = o.Host
+	}
+	note, err := outer.SessionFits(f, s.VM, host.ReadMachine(h), held)
+	if err != nil {
+		return fmt.Errorf("session %s: %w", s.Name, err)
+	}
+	if note != "" {
+		fmt.Fprintf(o.IO.ErrOut, "asb: note: %s\n", note)
+	}
+	return nil
 }

@@ -29,6 +29,7 @@ type Options struct {
 	Exec       func(argv, env []string, dir string) error
 	Templates  fs.FS       // asb's templates: what a trusted folder renders from
 	IsTerminal func() bool // whether a question can be asked on IO.In
+	Host       host.Host   // the machine (a session's capacity check); nil: host.SystemHost
 
 	Dir     string
 	Tasks   []string
@@ -46,7 +47,7 @@ type Options struct {
 // NewCmd returns `asb task`.
 func NewCmd(f *cmdutil.Factory) *cobra.Command {
 	opts := &Options{IO: f.IO, Getwd: f.Getwd, Getenv: f.Getenv, Executable: f.Executable, Now: f.Now, Engine: f.Engine, Exec: f.Exec,
-		Templates: f.Templates, IsTerminal: func() bool { return cmdutil.IsTerminal(f.IO.In) }}
+		Templates: f.Templates, IsTerminal: func() bool { return cmdutil.IsTerminal(f.IO.In) }, Host: f.Host}
 	cmd := &cobra.Command{
 		Use:     "task [TASK...] [-- ARGS...]",
 		Short:   "Run tasks of the outer folder's Taskfile (build, load, create, start, attach)",
