@@ -62,3 +62,16 @@ func CheckSessionConf(dir string, s Session, opts schema.CheckOptions) []schema.
 	}
 	return out
 }
+
+// ForSession makes f describe session s's VM: its sandbox.yaml becomes the
+// one asb derives for s, in memory only (asb boundary --session; nothing
+// is written, and Commit is not for such a folder).
+func (f *Folder) ForSession(s Session) error {
+	data, _ := f.Current(SandboxFile)
+	conf, err := DeriveSessionConf(data, s)
+	if err != nil {
+		return err
+	}
+	f.edited[SandboxFile] = conf
+	return nil
+}

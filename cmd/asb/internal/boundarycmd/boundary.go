@@ -17,6 +17,7 @@ type Options struct {
 	Factory *cmdutil.Factory
 	Dir     string
 	Format  string
+	Session string // a session's VM (asb session new) instead of the folder's
 }
 
 // NewCmd returns `asb boundary`.
@@ -51,6 +52,7 @@ asb network, asb port and asb secret; check it with asb validate.`,
 	}
 	cmdutil.AddDirFlag(cmd, &opts.Dir)
 	cmd.Flags().StringVar(&opts.Format, "format", "text", "output format: text or json")
+	cmd.Flags().StringVar(&opts.Session, "session", "", "the boundary of session NAME's VM (its derived config: its checkout at /workspace, its own host ports)")
 	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions([]string{"text", "json"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
@@ -63,6 +65,15 @@ func Run(o *Options) error {
 	f, err := cmdutil.OpenFolder(o.Factory, o.Dir)
 	if err != nil {
 		return err
+	}
+	if o.Session != "" {
+		s, err := outer.FindSession(f.Dir, o.Session)
+		if err != nil {
+			return cmdutil.InputError(err)
+		}
+		if err := f.ForSession(s); err != nil {
+			return err
+		}
 	}
 	b := f.Summarize()
 	appr := approval(o.Factory, f.Dir)
