@@ -32,21 +32,27 @@ func TestDeriveSessionConfChangesOnlyWorkspaceAndPorts(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := string(got)
-	for _, want := range []string{`bind: "./.asb/sessions/one/workspace"`, `- "40001:5173"`, `- "127.0.0.1:40002:80/udp"`, `- "40003:9000"`,
-		"./opencode:/etc/opencode:ro", "# The project.", "Written by asb from sandbox.yaml for session one"} {
+	// Beside the checkout: msb reads relative paths against the file's folder.
+	for _, want := range []string{`bind: "./workspace"`, `- "40001:5173"`, `- "127.0.0.1:40002:80/udp"`, `- "40003:9000"`,
+		`"../../../opencode:/etc/opencode:ro"`, "# The project.", "Written by asb from sandbox.yaml for session one"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("derived config lacks %q:\n%s", want, out)
 		}
 	}
-	for _, gone := range []string{"bind: ./workspace", `"5173:5173"`, "9000:9000"} {
+	for _, gone := range []string{"bind: ./workspace", `"5173:5173"`, "9000:9000", `"./opencode`} {
 		if strings.Contains(out, gone) {
 			t.Errorf("derived config still has %q:\n%s", gone, out)
 		}
 	}
+	// As validate judges it: paths against the outer folder.
+	asFolder, err := sessionConfAsFolder([]byte(sessionSandbox), s)
+	if err != nil || !strings.Contains(string(asFolder), `bind: "./.asb/sessions/one/workspace"`) || !strings.Contains(string(asFolder), `"./opencode:/etc/opencode:ro"`) {
+		t.Errorf("as the folder: %v\n%s", err, asFolder)
+	}
 	// The short form of the workspace mount is pointed at the checkout too.
 	short := strings.Replace(sessionSandbox, "  - bind: ./workspace\n    target: /workspace\n", "  - ./workspace:/workspace\n", 1)
 	got, err = DeriveSessionConf([]byte(short), s)
-	if err != nil || !strings.Contains(string(got), `"./.asb/sessions/one/workspace:/workspace"`) {
+	if err != nil || !strings.Contains(string(got), `"./workspace:/workspace"`) {
 		t.Errorf("short form: %v\n%s", err, got)
 	}
 	// A port the session has no host port for is an error, never the folder's.

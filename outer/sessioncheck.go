@@ -49,8 +49,12 @@ func CheckSessionConf(dir string, s Session, opts schema.CheckOptions) []schema.
 		return at("is not asb's derivation of the current sandbox.yaml (edited by hand, or sandbox.yaml changed since)",
 			"edit sandbox.yaml instead; asb task --session "+s.Name+" writes this file again")
 	}
+	asFolder, err := sessionConfAsFolder(sandbox, s)
+	if err != nil {
+		return at(err.Error(), "")
+	}
 	o := opts
-	o.Overrides = map[string][]byte{SandboxFile: want}
+	o.Overrides = map[string][]byte{SandboxFile: asFolder}
 	var out []schema.Problem
 	for _, p := range schema.CheckDir(dir, o) {
 		if p.File == SandboxFile {
@@ -68,7 +72,7 @@ func CheckSessionConf(dir string, s Session, opts schema.CheckOptions) []schema.
 // is written, and Commit is not for such a folder).
 func (f *Folder) ForSession(s Session) error {
 	data, _ := f.Current(SandboxFile)
-	conf, err := DeriveSessionConf(data, s)
+	conf, err := sessionConfAsFolder(data, s)
 	if err != nil {
 		return err
 	}

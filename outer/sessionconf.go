@@ -2,6 +2,7 @@ package outer
 
 import (
 	"bytes"
+	"path"
 	"fmt"
 	"strings"
 
@@ -18,13 +19,28 @@ const sessionConfHeader = "# Written by asb from sandbox.yaml for session %s, an
 	"# do not edit it; edit sandbox.yaml (only /workspace's source and the host\n" +
 	"# ports differ: the session's checkout, and host ports of its own).\n"
 
-// DeriveSessionConf returns session s's sandbox.yaml: the folder's
+// DeriveSessionConf returns session s's sandbox.yaml, as asb writes it
+// beside the checkout (.asb/sessions/NAME/sandbox.yaml): the folder's
 // sandbox.yaml (sandbox) with the bind mounted at /workspace pointing at
 // the session's checkout and each forwarded host port replaced by the
-// session's own. Nothing else differs, so the session has the folder's
-// boundary. A port the folder forwards that s has no host port for is an
-// error (AssignSessionPorts gives it one).
+// session's own. msb resolves a relative path against the config's own
+// folder, so every other relative path is rebased to reach the same file
+// of the outer folder from there (./opencode becomes ../../../opencode).
+// Nothing else differs, so the session has the folder's boundary. A port
+// the folder forwards that s has no host port for is an error
+// (AssignSessionPorts gives it one).
 func DeriveSessionConf(sandbox []byte, s Session) ([]byte, error) {
+	return deriveSession(sandbox, s, true)
+}
+
+// sessionConfAsFolder is the same config with its paths relative to the
+// outer folder, as if it stood in sandbox.yaml's place: what validate and
+// boundary judge (schema.CheckDir reads paths against the outer folder).
+func sessionConfAsFolder(sandbox []byte, s Session) ([]byte, error) {
+	return deriveSession(sandbox, s, false)
+}
+
+func deriveSession(sandbox []byte, s Session, besideCheckout bool) ([]byte, error) {
 	doc, err := yamledit.Parse(sandbox)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w; fix it by hand (asb validate shows where)", SandboxFile, err)
@@ -33,7 +49,12 @@ func DeriveSessionConf(sandbox []byte, s Session) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", SandboxFile, err)
 	}
-	if err := pointWorkspace(root, "./"+s.Paths.Workspace); err != nil {
+	ws := "./" + s.Paths.Workspace
+	if besideCheckout {
+		rebasePaths(root, strings.Repeat("../", strings.Count(s.Paths.Dir, "/")+1))
+		ws = "./" + path.Base(s.Paths.Workspace)
+	}
+	if err := pointWorkspace(root, ws); err != nil {
 		return nil, err
 	}
 	for _, seq := range portLists(root) {
@@ -50,6 +71,27 @@ func DeriveSessionConf(sandbox []byte, s Session) ([]byte, error) {
 		return nil, err
 	}
 	return append([]byte(fmt.Sprintf(sessionConfHeader, s.Name)), out...), nil
+}
+
+// rebasePaths puts up before every relative host path of the mounts (a
+// bind's or a disk image's, in either form).
+func rebasePaths(root *yaml.Node, up string) {
+	rel := func(p string) bool { return p != "" && !strings.HasPrefix(p, "/") && !strings.HasPrefix(p, "~") }
+	for _, it := range yamledit.Items(yamledit.Get(root, "mounts")) {
+		switch it.Kind {
+		case yaml.ScalarNode: // "SRC:TARGET[:OPTS]"; SRC is a path when it looks like one
+			src, rest, ok := strings.Cut(it.Value, ":")
+			if ok && rel(src) && (strings.HasPrefix(src, ".") || strings.Contains(src, "/")) {
+				it.Value, it.Style = path.Clean(up+src)+":"+rest, yaml.DoubleQuotedStyle
+			}
+		case yaml.MappingNode:
+			for _, key := range []string{"bind", "disk"} {
+				if v := yamledit.Get(it, key); v != nil && v.Kind == yaml.ScalarNode && rel(v.Value) {
+					v.Value, v.Style = path.Clean(up+v.Value), yaml.DoubleQuotedStyle
+				}
+			}
+		}
+	}
 }
 
 // pointWorkspace makes the mount at /workspace a bind of src.

@@ -280,13 +280,14 @@ func (e *env) setStatus(name, status string) error {
 
 // resolvedConfig is what msb inspect would show of conf's mounts, ports
 // and resources (nil for an overlay with no mounts): relative binds
-// resolve against the working folder, as msb resolves them.
+// resolve against the config file's folder, as msb 0.7.2 resolves them
+// (e2e/session_real_test.go saw it: .asb/sessions/one/./opencode).
 func resolvedConfig(conf string, raw []byte) *VMConfig {
 	sb, _, _ := schema.LoadSandbox(conf, raw)
 	if sb == nil || len(sb.Mounts) == 0 {
 		return nil
 	}
-	wd, _ := os.Getwd()
+	base, _ := filepath.Abs(filepath.Dir(conf))
 	c := &VMConfig{Ports: sb.Ports}
 	c.Resources.CPUs = sb.CPUs
 	if n, err := schema.ParseSize(sb.Memory); err == nil {
@@ -298,7 +299,7 @@ func resolvedConfig(conf string, raw []byte) *VMConfig {
 		}
 		h := m.Bind
 		if !filepath.IsAbs(h) {
-			h = filepath.Join(wd, h)
+			h = filepath.Join(base, h)
 		}
 		c.Mounts = append(c.Mounts, VMMount{Type: "Bind", Host: h, Guest: m.Target})
 	}
