@@ -2,8 +2,8 @@ package outer
 
 import (
 	"bytes"
-	"path"
 	"fmt"
+	"path"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
