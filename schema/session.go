@@ -40,10 +40,10 @@ func SessionName(s string) *RuleError {
 // the outer folder. They are computed from the name, never read from a
 // file, so no record can point a session anywhere else.
 type SessionPaths struct {
-	Dir       string // .asb/sessions/NAME
-	Record    string // .asb/sessions/NAME/session.yaml
-	Conf      string // .asb/sessions/NAME/sandbox.yaml: derived from sandbox.yaml
-	Workspace string // .asb/sessions/NAME/workspace: the checkout, /workspace in its VM
+	Dir       string `json:"dir"`       // .asb/sessions/NAME
+	Record    string `json:"record"`    // .asb/sessions/NAME/session.yaml
+	Conf      string `json:"conf"`      // .asb/sessions/NAME/sandbox.yaml: derived from sandbox.yaml
+	Workspace string `json:"workspace"` // .asb/sessions/NAME/workspace: the checkout, /workspace in its VM
 }
 
 // SessionPathsOf returns the paths of session name (checked by SessionName).
