@@ -6,6 +6,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/spf13/cobra"
 
@@ -93,8 +95,8 @@ func runNew(ctx context.Context, o *Options) error {
 	w := f.IO.Out
 	fmt.Fprintf(w, "session %s: branch %s from %s (%s) in %s\n", s.Name, s.Branch, s.Base, short(s.BaseCommit), s.Paths.Workspace)
 	fmt.Fprintf(w, "its VM %s is made by the first: asb task %s --session %s\n", s.VM, agentTask(fo.Dir, s.Agent), s.Name)
-	for from, to := range s.Ports {
-		fmt.Fprintf(w, "port %s of the folder is %s in this session\n", from, to)
+	for _, from := range slices.Sorted(maps.Keys(s.Ports)) {
+		fmt.Fprintf(w, "port %s of the folder is %s in this session\n", from, s.Ports[from])
 	}
 	if note != "" {
 		fmt.Fprintf(f.IO.ErrOut, "asb: note: %s\n", note)
