@@ -5,8 +5,11 @@ package fakehost
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
+	"strconv"
+	"strings"
 	"testing/fstest"
 )
 
@@ -61,8 +64,17 @@ func (h *Host) Stat(p string) (fs.FileInfo, error) {
 // OpenRW succeeds.
 func (h *Host) OpenRW(string) error { return nil }
 
-// ReadFile knows /proc/cpuinfo.
+// MeminfoEnv, as "TOTAL_MIB,AVAILABLE_MIB", gives the fake host a
+// /proc/meminfo (the capacity check's memory); unset, it has none.
+const MeminfoEnv = "ASB_TEST_MEMINFO"
+
+// ReadFile knows /proc/cpuinfo, and /proc/meminfo when MeminfoEnv is set.
 func (h *Host) ReadFile(p string) ([]byte, error) {
+	if total, avail, ok := strings.Cut(os.Getenv(MeminfoEnv), ","); ok && p == "/proc/meminfo" {
+		t, _ := strconv.Atoi(total)
+		a, _ := strconv.Atoi(avail)
+		return fmt.Appendf(nil, "MemTotal: %d kB\nMemAvailable: %d kB\n", t*1024, a*1024), nil
+	}
 	if p != "/proc/cpuinfo" {
 		return nil, fs.ErrNotExist
 	}

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -70,6 +71,7 @@ func (e *env) create(args []string) error {
 	var raw []byte
 	image := ""
 	confLabels := map[string]string{}
+	cfg := &VMConfig{}
 	for _, conf := range fl["--conf"] { // later files overlay earlier ones
 		sb, b, err := readConf(conf)
 		if err != nil {
@@ -77,6 +79,9 @@ func (e *env) create(args []string) error {
 		}
 		raw, image = append(raw, b...), cmp.Or(sb.Image, image)
 		maps.Copy(confLabels, sb.Labels)
+		if c := resolvedConfig(conf, b); c != nil {
+			cfg = c
+		}
 	}
 	if len(pos) > 0 {
 		image = pos[0]
@@ -113,7 +118,7 @@ func (e *env) create(args []string) error {
 	sum := sha256.Sum256(raw)
 	vm := VMRecord{Name: name, Image: normRef(image), ImageID: img.ID, Conf: hex.EncodeToString(sum[:8]),
 		Mounts: append(fl["--mount-named"], fl["--mount-owned"]...), SecretSHA256: digests,
-		Labels: labels, Created: now()}
+		Labels: labels, Created: now(), Config: cfg}
 	ports, err := forwards(append(fl["--port"], fl["-p"]...))
 	if err != nil {
 		return err
@@ -286,4 +291,32 @@ func (e *env) setStatus(name, status string) error {
 	}
 	vm.Status = status
 	return e.put("msb-vms", name, vm)
+}
+
+// resolvedConfig is what msb inspect would show of conf's mounts, ports
+// and resources (nil for an overlay with no mounts): relative binds
+// resolve against the config file's folder, as msb 0.7.2 resolves them
+// (e2e/session_real_test.go saw it: .asb/sessions/one/./opencode).
+func resolvedConfig(conf string, raw []byte) *VMConfig {
+	sb, _, _ := schema.LoadSandbox(conf, raw)
+	if sb == nil || len(sb.Mounts) == 0 {
+		return nil
+	}
+	base, _ := filepath.Abs(filepath.Dir(conf))
+	c := &VMConfig{Ports: sb.Ports}
+	c.Resources.CPUs = sb.CPUs
+	if n, err := schema.ParseSize(sb.Memory); err == nil {
+		c.Resources.MemoryMiB = n
+	}
+	for _, m := range sb.Mounts {
+		if m.Kind != "bind" {
+			continue
+		}
+		h := m.Bind
+		if !filepath.IsAbs(h) {
+			h = filepath.Join(base, h)
+		}
+		c.Mounts = append(c.Mounts, VMMount{Type: "Bind", Host: h, Guest: m.Target})
+	}
+	return c
 }

@@ -33,15 +33,33 @@ type VMRecord struct {
 	// SecretSHA256 holds, per secret, a digest of the value its variable had
 	// at create time (never the value), so tests can tell which source won.
 	SecretSHA256 map[string]string `json:"secret_sha256,omitempty"`
-	// Config is the part of msb inspect's config the stand-in keeps:
-	// the port forwards of msb create's --port, as msb 0.7.2 records them,
-	// and the labels (msb inspect shows them there; set when printed).
-	Config struct {
-		Labels  map[string]string `json:"labels"`
-		Network struct {
-			Ports []Forward `json:"ports"`
-		} `json:"network"`
-	} `json:"config"`
+	// Config is what msb inspect shows of the resolved config, in its
+	// shape: the bind mounts (host path resolved against the config
+	// file's folder, as msb does), the ports, the resources, the forwards
+	// of msb create's --port as msb 0.7.2 records them, and the labels
+	// (msb inspect shows them here; set when printed).
+	Config *VMConfig `json:"config,omitempty"`
+}
+
+// VMConfig is the part of msb inspect's config the stand-in keeps.
+type VMConfig struct {
+	Labels    map[string]string `json:"labels"`
+	Mounts    []VMMount         `json:"mounts"`
+	Ports     []string          `json:"ports,omitempty"`
+	Resources struct {
+		CPUs      int   `json:"cpus"`
+		MemoryMiB int64 `json:"memory_mib"`
+	} `json:"resources"`
+	Network struct {
+		Ports []Forward `json:"ports"`
+	} `json:"network"`
+}
+
+// VMMount is one mount as msb inspect shows it.
+type VMMount struct {
+	Type  string `json:"type"`
+	Host  string `json:"host"`
+	Guest string `json:"guest"`
 }
 
 // Forward is one port forward as msb inspect shows it.
@@ -225,6 +243,9 @@ func (e *env) msbInspect(args []string) error {
 		return fail("error: sandbox not found: %s", pos[0])
 	}
 	// The record's own fields, and msb's config.labels beside the forwards.
+	if vm.Config == nil {
+		vm.Config = &VMConfig{}
+	}
 	vm.Config.Labels = vm.Labels
 	return json.NewEncoder(e.stdout).Encode(vm)
 }

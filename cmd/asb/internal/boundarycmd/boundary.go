@@ -20,6 +20,7 @@ type Options struct {
 	Dir     string
 	Format  string
 	Target  string // local (the VM) or kubernetes (asb export kubernetes)
+	Session string // a session's VM (asb session new) instead of the folder's
 }
 
 // NewCmd returns `asb boundary`.
@@ -59,6 +60,7 @@ asb network, asb port and asb secret; check it with asb validate.`,
 	cmdutil.AddDirFlag(cmd, &opts.Dir)
 	cmd.Flags().StringVar(&opts.Target, "target", "local", "where the folder runs: local (the VM) or kubernetes (what differs in a pod of asb export kubernetes)")
 	cmd.Flags().StringVar(&opts.Format, "format", "text", "output format: text or json")
+	cmd.Flags().StringVar(&opts.Session, "session", "", "the boundary of session NAME's VM (its derived config: its checkout at /workspace, its own host ports)")
 	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions([]string{"text", "json"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
@@ -74,6 +76,15 @@ func Run(o *Options) error {
 	f, err := cmdutil.OpenFolder(o.Factory, o.Dir)
 	if err != nil {
 		return err
+	}
+	if o.Session != "" {
+		s, err := outer.FindSession(f.Dir, o.Session)
+		if err != nil {
+			return cmdutil.InputError(err)
+		}
+		if err := f.ForSession(s); err != nil {
+			return err
+		}
 	}
 	b := f.Summarize()
 	if o.Target == "kubernetes" {

@@ -31,6 +31,7 @@ import (
 	"github.com/agents-sandbox/asb/cmd/asb/internal/reapcmd"
 	"github.com/agents-sandbox/asb/cmd/asb/internal/secretcmd"
 	"github.com/agents-sandbox/asb/cmd/asb/internal/servecmd"
+	"github.com/agents-sandbox/asb/cmd/asb/internal/sessioncmd"
 	"github.com/agents-sandbox/asb/cmd/asb/internal/synccmd"
 	"github.com/agents-sandbox/asb/cmd/asb/internal/taskcmd"
 	"github.com/agents-sandbox/asb/cmd/asb/internal/trustcmd"
@@ -105,6 +106,7 @@ microVM. The agent sees only the files, credentials and network you list in an
 		mountcmd.NewCmd(f),
 		portcmd.NewCmd(f),
 		limitcmd.NewCmd(f),
+		sessioncmd.NewCmd(f),
 		doctorcmd.NewCmd(f),
 		agentscmd.NewCmd(f),
 		agentcmd.NewCmd(f),

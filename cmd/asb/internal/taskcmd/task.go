@@ -29,6 +29,7 @@ type Options struct {
 	Exec       func(argv, env []string, dir string) error
 	Templates  fs.FS       // asb's templates: what a trusted folder renders from
 	IsTerminal func() bool // whether a question can be asked on IO.In
+	Host       host.Host   // the machine (a session's capacity check); nil: host.SystemHost
 
 	Dir     string
 	Tasks   []string
@@ -40,12 +41,13 @@ type Options struct {
 	Verbose bool
 	Silent  bool
 	Yes     bool
+	Session string // asb session NAME's VM, config and checkout
 }
 
 // NewCmd returns `asb task`.
 func NewCmd(f *cmdutil.Factory) *cobra.Command {
 	opts := &Options{IO: f.IO, Getwd: f.Getwd, Getenv: f.Getenv, Executable: f.Executable, Now: f.Now, Engine: f.Engine, Exec: f.Exec,
-		Templates: f.Templates, IsTerminal: func() bool { return cmdutil.IsTerminal(f.IO.In) }}
+		Templates: f.Templates, IsTerminal: func() bool { return cmdutil.IsTerminal(f.IO.In) }, Host: f.Host}
 	cmd := &cobra.Command{
 		Use:     "task [TASK...] [-- ARGS...]",
 		Short:   "Run tasks of the outer folder's Taskfile (build, load, create, start, attach)",
@@ -77,6 +79,7 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 	fl.BoolVarP(&opts.Verbose, "verbose", "v", false, "say why each task runs or is skipped")
 	fl.BoolVarP(&opts.Silent, "silent", "s", false, "do not echo the commands")
 	fl.BoolVarP(&opts.Yes, "yes", "y", false, "answer yes to questions (home:reset)")
+	fl.StringVar(&opts.Session, "session", "", "run the tasks for session NAME (asb session new): its VM, its checkout as /workspace")
 	return cmd
 }
 
@@ -160,6 +163,11 @@ func runWarm(ctx context.Context, o *Options, spec runner.EngineSpec) error {
 // identify returns the vars asb sets over the Taskfile's: this clone's
 // names, the builder and asb's own path.
 func identify(ctx context.Context, o *Options, dir string, tf *runner.Taskfile) (map[string]string, error) {
+	if o.Session != "" {
+		if _, err := outer.FindSession(dir, o.Session); err != nil {
+			return nil, err // before anything is looked up or recorded
+		}
+	}
 	agent := tf.StaticVar("AGENT")
 	if agent == "" {
 		return nil, fmt.Errorf("%s/Taskfile.yml sets no AGENT var: is it a Taskfile made by asb init?", dir)
@@ -188,6 +196,11 @@ func identify(ctx context.Context, o *Options, dir string, tf *runner.Taskfile) 
 	if o.Executable != nil {
 		if self, err := o.Executable(); err == nil {
 			vars["ASB"] = self
+		}
+	}
+	if o.Session != "" {
+		if err := sessionVars(ctx, o, dir, vars); err != nil {
+			return nil, err
 		}
 	}
 	return vars, nil

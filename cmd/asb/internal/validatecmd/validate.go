@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agents-sandbox/asb/cmd/asb/internal/cmdutil"
+	"github.com/agents-sandbox/asb/outer"
 	"github.com/agents-sandbox/asb/runner"
 	"github.com/agents-sandbox/asb/schema"
 )
@@ -29,6 +30,9 @@ type Options struct {
 	// Quiet prints errors only, and nothing when there is none (vm:create
 	// checks again right before msb create).
 	Quiet bool
+	// Conf is the config msb create reads: sandbox.yaml, or a session's
+	// derived one (.asb/sessions/NAME/sandbox.yaml), judged the same way.
+	Conf string
 }
 
 // NewCmd returns `asb validate`.
@@ -75,6 +79,7 @@ there is an error, 0 when there are only warnings.`,
 	}
 	cmd.Flags().StringVar(&opts.Format, "format", "text", "output format: text or json")
 	cmd.Flags().BoolVarP(&opts.Quiet, "quiet", "q", false, "print errors only, and nothing when there is none")
+	cmd.Flags().StringVar(&opts.Conf, "conf", outer.SandboxFile, "the config msb create reads: sandbox.yaml or a session's (.asb/sessions/NAME/sandbox.yaml, asb session new)")
 	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions([]string{"text", "json"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
@@ -97,8 +102,10 @@ func Run(ctx context.Context, o *Options) error {
 		return err
 	}
 	cmdutil.CleanStaleStaging(dir, o.IO.ErrOut)
-	from := runner.SecretCommandNames(dir, o.Getenv)
-	probs := schema.CheckDir(dir, schema.CheckOptions{Getenv: o.Getenv, Context: ctx, FromCommand: func(n string) bool { return from[n] }})
+	probs, err := check(ctx, o, dir)
+	if err != nil {
+		return err
+	}
 	nerr, nwarn := schema.Count(probs)
 	if o.Format == "json" {
 		if probs == nil {
@@ -173,4 +180,36 @@ func (o *Options) outerDir() (string, error) {
 			return "", fmt.Errorf("no sandbox.yaml in %s or any folder above it; cd into an outer folder, give its path, or create one with asb init --agent AGENT", wd)
 		}
 	}
+}
+
+// check checks the folder, and with it every session's derived config;
+// with --conf of a session's, the folder's own files and that config.
+func check(ctx context.Context, o *Options, dir string) ([]schema.Problem, error) {
+	from := runner.SecretCommandNames(dir, o.Getenv)
+	opts := schema.CheckOptions{Getenv: o.Getenv, Context: ctx, FromCommand: func(n string) bool { return from[n] }}
+	probs := schema.CheckDir(dir, opts)
+	var sessions []outer.Session
+	switch conf := filepath.ToSlash(filepath.Clean(o.Conf)); {
+	case o.Conf == "" || conf == outer.SandboxFile:
+		all, err := outer.Sessions(dir)
+		if err != nil {
+			return nil, err
+		}
+		sessions = all
+	default:
+		name, ok := outer.SessionOfConf(conf)
+		if !ok {
+			return nil, &cmdutil.UsageError{Err: fmt.Errorf("--conf %q: give sandbox.yaml or a session's derived config, .asb/sessions/NAME/sandbox.yaml (asb session ls lists them)", o.Conf)}
+		}
+		s, err := outer.FindSession(dir, name)
+		if err != nil {
+			return nil, err
+		}
+		sessions = []outer.Session{s}
+	}
+	for _, s := range sessions {
+		probs = append(probs, outer.CheckSessionConf(dir, s, opts)...)
+	}
+	schema.SortProblems(probs)
+	return probs, nil
 }

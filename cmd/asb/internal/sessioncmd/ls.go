@@ -1,0 +1,133 @@
+package sessioncmd
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agents-sandbox/asb/cmd/asb/internal/cmdutil"
+	"github.com/agents-sandbox/asb/outer"
+)
+
+func lsCmd(o *Options) *cobra.Command {
+	c := &cobra.Command{
+		Use:     "ls [--format json]",
+		Aliases: []string{"list"},
+		Short:   "List the sessions: branch, VM status, ahead/behind the base, ports, last activity",
+		Long: `List the folder's sessions. Each one's branch is brought into workspace/
+first (fast-forward only), so asb/NAME there is what the agent committed and
+git merge asb/NAME takes it.`,
+		Example: `  asb session ls
+  asb session ls --format json | jq -r '.[] | select(.ahead > 0) | .name'`,
+		Args: cmdutil.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error { return runLs(cmd.Context(), o) },
+	}
+	c.Flags().StringVar(&o.Format, "format", "text", "output format: text or json")
+	return c
+}
+
+func runLs(ctx context.Context, o *Options) error {
+	if o.Format != "text" && o.Format != "json" {
+		return &cmdutil.UsageError{Err: fmt.Errorf("--format %q: use text or json", o.Format)}
+	}
+	f := o.Factory
+	dir, err := cmdutil.FolderDir(f.Getwd, o.Dir)
+	if err != nil {
+		return err
+	}
+	sessions, err := outer.Sessions(dir)
+	if err != nil {
+		return err
+	}
+	states := make([]outer.SessionState, 0, len(sessions))
+	for _, s := range sessions {
+		states = append(states, outer.StateOf(ctx, dir, s, tools(f)))
+	}
+	if o.Format == "json" {
+		enc := json.NewEncoder(f.IO.Out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(states)
+	}
+	if len(states) == 0 {
+		fmt.Fprintln(f.IO.Out, "no sessions: asb session new NAME starts one")
+		return nil
+	}
+	tw := tabwriter.NewWriter(f.IO.Out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tBRANCH\tVM\tAHEAD/BEHIND\tBASE\tPORTS\tLAST ACTIVITY")
+	for _, st := range states {
+		ab := fmt.Sprintf("+%d/-%d", st.Ahead, st.Behind)
+		if st.Problem != "" {
+			ab = "?"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", st.Name, st.Branch, st.VMStatus, ab, st.Base, ports(st.Ports), ago(f.Now(), st.LastActivity))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, st := range states {
+		if st.Problem != "" {
+			fmt.Fprintf(f.IO.ErrOut, "asb: session %s: %s\n", st.Name, st.Problem)
+		}
+	}
+	return nil
+}
+
+// ports shows a session's host ports as HOST→GUEST.
+func ports(m map[string]string) string {
+	if len(m) == 0 {
+		return "-"
+	}
+	var out []string
+	for _, to := range m {
+		out = append(out, to)
+	}
+	sort.Strings(out)
+	return strings.Join(out, ",")
+}
+
+func ago(now, t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	d := now.Sub(t).Round(time.Second)
+	switch {
+	case d < time.Minute:
+		return "just now"
+	case d < time.Hour:
+		return fmt.Sprintf("%dm ago", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh ago", int(d.Hours()))
+	}
+	return t.Format("2006-01-02")
+}
+
+func diffCmd(o *Options) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "diff NAME [--stat]",
+		Short: "Show what the session's branch changed since it left its base",
+		Example: `  asb session diff fix-login
+  asb session diff --stat fix-login`,
+		Args: cmdutil.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.Name = args[0]
+			f := o.Factory
+			dir, err := cmdutil.FolderDir(f.Getwd, o.Dir)
+			if err != nil {
+				return err
+			}
+			s, err := outer.FindSession(dir, o.Name)
+			if err != nil {
+				return cmdutil.InputError(err)
+			}
+			return outer.DiffSession(cmd.Context(), dir, s, tools(f), o.Stat, f.IO.Out)
+		},
+	}
+	c.Flags().BoolVar(&o.Stat, "stat", false, "only the files changed and how much")
+	return c
+}

@@ -1,0 +1,184 @@
+package outer
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"regexp"
+	"sort"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/agents-sandbox/asb/generator"
+	"github.com/agents-sandbox/asb/internal/folderfs"
+	"github.com/agents-sandbox/asb/runner"
+	"github.com/agents-sandbox/asb/schema"
+)
+
+// Session is one agent on its own branch of the workspace (asb session
+// new): a checkout of its own under .asb/sessions/NAME/workspace, its own
+// VM and home volume, and a host port of its own for each port the folder
+// forwards. Its record (session.yaml) is host-local state that asb writes;
+// its paths and VM name are computed from the name, never read from it.
+type Session struct {
+	Name       string    `yaml:"name" json:"name"`
+	Agent      string    `yaml:"agent" json:"agent"`
+	Branch     string    `yaml:"branch" json:"branch"`           // asb/NAME
+	Base       string    `yaml:"base" json:"base"`               // the ref it was branched from
+	BaseCommit string    `yaml:"base_commit" json:"base_commit"` // that ref's commit then
+	Created    time.Time `yaml:"created" json:"created"`
+	HomeVolume string    `yaml:"home_volume" json:"home_volume"`
+	// Ports maps each port the folder forwards (as sandbox.yaml writes it)
+	// to the session's own (a free host port, the same guest port).
+	Ports map[string]string `yaml:"ports,omitempty" json:"ports,omitempty"`
+
+	VM    string              `yaml:"-" json:"vm"` // <slug>-<agent>-<NAME>
+	Paths schema.SessionPaths `yaml:"-" json:"paths"`
+}
+
+// sessionRecordHeader opens every session.yaml.
+const sessionRecordHeader = "# asb's record of a session (asb session new): host-local, never committed.\n"
+
+// SessionVM is the VM name of session name of agent in the outer folder dir.
+func SessionVM(dir, agent, name string) (string, error) {
+	id, err := runner.ResolveIdentity(dir, agent, runner.IdentityOptions{})
+	if err != nil {
+		return "", err
+	}
+	return id.VM + "-" + name, nil
+}
+
+// Sessions lists the sessions of the outer folder dir, by name. A session
+// is one asb made on this machine: its record reads and checks, and its
+// checkout holds a .git folder, which no git clone can carry, so a
+// committed .asb/ of a hostile clone yields none.
+func Sessions(dir string) ([]Session, error) {
+	r, err := folderfs.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	ents, err := fs.ReadDir(r.FS(), schema.SessionsDir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, folderfs.Explain(schema.SessionsDir, err)
+	}
+	var out []Session
+	for _, e := range ents {
+		if !e.IsDir() || schema.SessionName(e.Name()) != nil {
+			continue
+		}
+		s, err := readSession(r, dir, e.Name())
+		if err != nil {
+			return nil, err
+		}
+		if s != nil {
+			out = append(out, *s)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+// FindSession returns session name of the outer folder dir.
+func FindSession(dir, name string) (Session, error) {
+	if re := schema.SessionName(name); re != nil {
+		return Session{}, schema.RuleField("session", re)
+	}
+	r, err := folderfs.Open(dir)
+	if err != nil {
+		return Session{}, err
+	}
+	defer r.Close()
+	s, err := readSession(r, dir, name)
+	if err != nil {
+		return Session{}, err
+	}
+	if s == nil {
+		return Session{}, fmt.Errorf("no session %q in %s: asb session ls lists them, asb session new %s makes it", name, dir, name)
+	}
+	return *s, nil
+}
+
+// readSession reads session name's record; nil when there is no session
+// of that name made on this machine.
+func readSession(r *folderfs.Root, dir, name string) (*Session, error) {
+	p := schema.SessionPathsOf(name)
+	if fi, err := r.Lstat(p.Workspace + "/.git"); err != nil || !fi.IsDir() {
+		return nil, nil //nolint:nilerr // no checkout of asb's: not a session
+	}
+	raw, err := r.ReadFile(p.Record, schema.MaxFileSize)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, folderfs.Explain(p.Record, err)
+	}
+	var s Session
+	if err := yaml.Unmarshal(raw, &s); err != nil {
+		return nil, fmt.Errorf("%s is damaged (%v): asb session rm --force %s removes the session", p.Record, err, name)
+	}
+	if err := s.check(name); err != nil {
+		return nil, fmt.Errorf("%s: %w; asb session rm --force %s removes the session", p.Record, err, name)
+	}
+	s.Paths = p
+	if s.VM, err = SessionVM(dir, s.Agent, name); err != nil {
+		return nil, err
+	}
+	return &s, nil
+}
+
+// check refuses a record whose values asb would not have written.
+func (s *Session) check(name string) error {
+	switch {
+	case s.Name != name:
+		return fmt.Errorf("it names session %q, not %q", s.Name, name)
+	case !schema.ValidProjectName(s.Agent):
+		return fmt.Errorf("agent %q is not a valid agent name", s.Agent)
+	case s.Branch != schema.SessionBranchPrefix+name:
+		return fmt.Errorf("branch %q is not %s%s", s.Branch, schema.SessionBranchPrefix, name)
+	case s.HomeVolume != "" && !validVolumeName(s.HomeVolume):
+		return fmt.Errorf("home_volume %q is not a valid volume name", s.HomeVolume)
+	}
+	for from, to := range s.Ports {
+		a, errA := schema.ParsePort(from)
+		b, errB := schema.ParsePort(to)
+		if errA != nil || errB != nil || a.Guest != b.Guest || a.Protocol != b.Protocol || a.Bind != b.Bind {
+			return fmt.Errorf("port %q → %q is not a port of the folder given a host port of its own", from, to)
+		}
+	}
+	return nil
+}
+
+// WriteSession records s (under the folder's lock).
+func WriteSession(dir string, s Session) error {
+	var buf bytes.Buffer
+	buf.WriteString(sessionRecordHeader)
+	if err := yaml.NewEncoder(&buf).Encode(s); err != nil {
+		return err
+	}
+	return generator.WriteFileAtomic(dir, s.Paths.Record, buf.Bytes(), generator.ModeFile)
+}
+
+// RemoveSessionFiles removes session s's folder: its record, derived
+// config and checkout (under the folder's lock).
+func RemoveSessionFiles(dir string, s Session) error {
+	r, err := folderfs.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	if err := r.RemoveAll(s.Paths.Dir); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return folderfs.Explain(s.Paths.Dir, err)
+	}
+	return nil
+}
+
+var volumeNameRe = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,127}$`)
+
+func validVolumeName(s string) bool { return volumeNameRe.MatchString(s) }
