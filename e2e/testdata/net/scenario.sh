@@ -1,0 +1,87 @@
+# scenario.sh: one guest session of the real-boot network tests
+# (net_real_test.go), in the nested guest only (the lab's servers bind
+# addresses and the name server that msb forwards to: never on a real host).
+# Runs after guestLib (step, note, now). /data holds: bin/ (static asb,
+# asb-task, ptyrun, netlab, the builder stand-in), msb/, image.tar (busybox
+# with netlab, secret-probe and an opencode stand-in), net/ (the lab:
+# lab.json, ca.pem, addrs, presets, urls, checks, values), and one outer
+# folder per network preset, outer-PRESET/.
+#
+# As root: the lab's addresses on lo (no network device: nothing leaves
+# this guest), the name server in resolv.conf (msb forwards the VM's DNS
+# to it), the test CA in the CA bundle (msb verifies upstream TLS against
+# it), the servers started. Then the rest runs as uid 2000, as asb's users.
+if [ "$(id -u)" = 0 ]; then
+	[ "$GUEST_SHAPE" = nested ] || { note skip "the network lab runs in the nested guest only"; exit 0; }
+	echo 'user:x:2000:2000:user:/data/root:/bin/sh' >>/etc/passwd
+	echo 'user:x:2000:' >>/etc/group
+	chmod 0666 /dev/kvm
+	mkdir -p "$DATA/root" "$DATA/net/run"
+	for a in $(cat "$DATA/net/addrs"); do ip addr add "$a/32" dev lo; done
+	echo "nameserver $(cat "$DATA/net/dns")" >/etc/resolv.conf
+	cat "$DATA/net/ca.pem" >>/etc/ssl/certs/ca-certificates.crt
+	"$DATA/bin/netlab" serve "$DATA/net/lab.json" "$DATA/net/run/ready" 2>"$DATA/net/run/serve.log" &
+	i=0
+	while [ ! -f "$DATA/net/run/ready" ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+	note lab "$(cat "$DATA/net/run/ready" 2>/dev/null || echo "not ready: $(cat "$DATA/net/run/serve.log")")"
+	chown -R 2000:2000 "$DATA"
+	su -p -s /bin/sh user -c "sh $DATA/run.sh"
+	kill %1 2>/dev/null
+	exit 0
+fi
+export PATH="$DATA/bin:$DATA/msb/bin:$PATH" MSB_HOME="$DATA/msb-home" TMPDIR="$DATA/tmp" HOME="$DATA/root"
+export ASB_BUILDER="$DATA/bin/builder"
+mkdir -p "$MSB_HOME" "$TMPDIR" "$HOME"
+
+# create NAME: asb task vm:create, retried once after msb rm --force.
+create() {
+	step "$1" timeout 300 asb task vm:create && return 0
+	note retry "$1"
+	for v in $(msb ls -q); do msb rm --force "$v" >/dev/null 2>&1; done
+	step "$1" timeout 300 asb task vm:create
+}
+vmexec() { timeout 180 asb task vm:exec -- "$@"; }
+rootexec() { timeout 180 msb exec --no-tty -u root "$VM" -- "$@"; }
+# checks: asb network check for each target of the table, one line each:
+# TARGET EXIT VERDICT.
+checks() {
+	while read -r c; do
+		out=$(asb network check "$c" 2>&1)
+		echo "$c $? $out"
+	done <"$DATA/net/checks"
+}
+# The secrets' values, split so that no command line holds one whole.
+pat=""
+while read -r c; do
+	[ -n "$c" ] && pat="$pat -e '${c%??????}''${c#"${c%??????}"}'"
+done <"$DATA/net/values"
+
+for p in $(cat "$DATA/net/presets"); do
+	cd "$DATA/outer-$p" || exit 1
+	step "${p}_trust" asb trust
+	step "${p}_checks" checks
+	create "${p}_create" || continue
+	VM=$(msb ls -q | head -n1)
+	note "${p}_vm" "$VM"
+	step "${p}_env" vmexec env
+	# shellcheck disable=SC2046 # one URL a line
+	step "${p}_probe" vmexec netlab probe -t 6 $(cat "$DATA/net/urls")
+	step "${p}_secret" vmexec secret-probe "https://api.github.com/secret/$p" "https://opencode.ai/secret/$p" \
+		"https://denied.example.com/secret/$p" "https://registry.npmjs.org/secret/$p"
+	if [ "$p" = allow ]; then
+		step vm_fs rootexec sh -c "find / \\( -path /proc -o -path /sys -o -path /dev \\) -prune -o -type f -exec grep -lsF $pat {} + ; true"
+		step vm_proc rootexec sh -c 'for d in /proc/[0-9]*; do tr "\0" "\n" <"$d/environ"; tr "\0" " " <"$d/cmdline"; echo; done 2>/dev/null; true'
+	fi
+	step "${p}_log" asb network log --json
+	step "${p}_learn" asb network learn
+	step "${p}_msblog" msb logs "$VM" --source system --json
+	if [ "$p" = allow ]; then
+		# A new value in secrets.env: asb task agent re-creates the VM, and
+		# the agent (a stand-in that sends the key) carries the new value.
+		sed -i "s/^GITHUB_TOKEN=.*/GITHUB_TOKEN=$(cat "$DATA/net/rotated")/" secrets.env
+		step rotate_agent timeout 400 ptyrun asb task agent
+	fi
+	step "${p}_rm" asb task vm:rm
+done
+step host_logs sh -c "grep -rlsF $pat '$MSB_HOME' '$TMPDIR'; true"
+step requests cat "$DATA/net/run/requests.jsonl"
