@@ -118,7 +118,16 @@ func runNetScenario(t *testing.T) *testenv.Session {
 	g.WriteFile(t, "bin/netlab", lab, 0o755)
 	g.WriteFile(t, "bin/builder", []byte(guestBuilder), 0o755)
 	netLabFiles(t, g)
-	return g.Run(t, ctx, netScenario, 22*time.Minute)
+	script := netScenario
+	if f := os.Getenv("ASB_NET_SCENARIO"); f != "" {
+		// Another scenario, to work on a piece of this one (docs/boot.md).
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		script = string(raw)
+	}
+	return g.Run(t, ctx, script, 22*time.Minute)
 }
 
 // netLabFiles writes the lab's configuration and the scenario's lists.

@@ -18,6 +18,9 @@ if [ "$(id -u)" = 0 ]; then
 	chmod 0666 /dev/kvm
 	mkdir -p "$DATA/root" "$DATA/net/run"
 	for a in $(cat "$DATA/net/addrs"); do ip addr add "$a/32" dev lo; done
+	# msb gives the VM IPv4 only when the host has a route to 192.0.2.1
+	# (it probes with a UDP connect): one, to lo, so nothing leaves.
+	ip route add 192.0.2.0/24 dev lo
 	echo "nameserver $(cat "$DATA/net/dns")" >/etc/resolv.conf
 	cat "$DATA/net/ca.pem" >>/etc/ssl/certs/ca-certificates.crt
 	"$DATA/bin/netlab" serve "$DATA/net/lab.json" "$DATA/net/run/ready" 2>"$DATA/net/run/serve.log" &
