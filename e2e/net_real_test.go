@@ -28,17 +28,19 @@ import (
 //go:embed testdata/net/scenario.sh
 var netScenario string
 
-// The lab: each name on an address of its own in TEST-NET-3, which msb
-// 0.7.2 classes as public (it is not private, loopback, link-local,
-// multicast nor the metadata address).
+// The lab: each name on an address of its own, in an ordinary public
+// range (11.0.0.0/8). Not a documentation range: msb 0.7.2's DNS rebind
+// protection refuses an answer in TEST-NET-3 (203.0.113.0/24) as "private
+// IP", though its policy classes the address as public. The guest has no
+// network device, so these addresses exist only on its lo.
 var netNames = map[string]string{
-	"opencode.ai":        "203.0.113.10", // the agent's model host
-	"api.github.com":     "203.0.113.11", // GITHUB_TOKEN's host
-	"registry.npmjs.org": "203.0.113.12", // in the balanced profile only
-	"denied.example.com": "203.0.113.13", // in no allow list
+	"opencode.ai":        "11.77.0.10", // the agent's model host
+	"api.github.com":     "11.77.0.11", // GITHUB_TOKEN's host
+	"registry.npmjs.org": "11.77.0.12", // in the balanced profile only
+	"denied.example.com": "11.77.0.13", // in no allow list
 }
 
-const netDNS = "203.0.113.53"
+const netDNS = "11.77.0.53"
 
 // netPlain are the lab's plain HTTP listeners beside the names': a private
 // address, the metadata address, and the guest's own loopback (the host of
@@ -57,8 +59,8 @@ var netTargets = []netTarget{
 	{"secret-host", "https://api.github.com/", "api.github.com"},
 	{"registry", "https://registry.npmjs.org/", "registry.npmjs.org"},
 	{"denied", "https://denied.example.com/", "denied.example.com"},
-	{"raw-ip-https", "https://203.0.113.13/", "203.0.113.13"},
-	{"raw-ip-http", "http://203.0.113.13/", "203.0.113.13:80"},
+	{"raw-ip-https", "https://11.77.0.13/", "11.77.0.13"},
+	{"raw-ip-http", "http://11.77.0.13/", "11.77.0.13:80"},
 	{"private", "http://10.77.0.7/", "10.77.0.7:80"},
 	{"metadata", "http://169.254.169.254/", "169.254.169.254:80"},
 	{"host-loopback", "http://host.microsandbox.internal:8080/", "host.microsandbox.internal:8080"},
@@ -66,12 +68,10 @@ var netTargets = []netTarget{
 
 var netPresets = []string{schema.NetworkAllow, schema.NetworkBalanced, schema.NetworkPublic, schema.NetworkNone}
 
-// The secrets' values (host-only: secrets.env) and the new GITHUB_TOKEN the
-// rotation writes.
+// The secrets' values (host-only: secrets.env).
 const (
-	netSecretOC  = "asb-net-secret-oc-4b7e19"
-	netSecretGH  = "asb-net-secret-gh-90d3aa"
-	netRotatedGH = "asb-net-rotated-gh-e51c07"
+	netSecretOC = "asb-net-secret-oc-4b7e19"
+	netSecretGH = "asb-net-secret-gh-90d3aa"
 )
 
 var netSession struct {
@@ -106,7 +106,7 @@ func runNetScenario(t *testing.T) *testenv.Session {
 		// guest that has no network device.
 		t.Skip("the network lab runs only in the nested guest (this host boots by itself)")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 32*time.Minute)
 	defer cancel()
 	lab := testenv.StaticNetlab(t)
 	image := netImage(t, ctx, g, lab)
@@ -127,7 +127,7 @@ func runNetScenario(t *testing.T) *testenv.Session {
 		}
 		script = string(raw)
 	}
-	return g.Run(t, ctx, script, 22*time.Minute)
+	return g.Run(t, ctx, script, 28*time.Minute)
 }
 
 // netLabFiles writes the lab's configuration and the scenario's lists.
@@ -162,17 +162,14 @@ func netLabFiles(t *testing.T, g *testenv.Guest) {
 	g.WriteFile(t, "net/presets", lines(netPresets), 0o644)
 	g.WriteFile(t, "net/urls", lines(urls), 0o644)
 	g.WriteFile(t, "net/checks", lines(checks), 0o644)
-	g.WriteFile(t, "net/values", lines([]string{netSecretOC, netSecretGH, netRotatedGH}), 0o644)
-	g.WriteFile(t, "net/rotated", []byte(netRotatedGH), 0o644)
+	g.WriteFile(t, "net/values", lines([]string{netSecretOC, netSecretGH}), 0o644)
 }
 
-// netImageFiles are the image's extras beside busybox: the probe, a probe
-// that sends both secrets' placeholders (expanded by netlab inside the VM,
-// so no command line holds them), and the agent's stand-in, which sends
-// them too.
+// netImageFiles are the image's extras beside busybox and the probe: a
+// probe that sends both secrets' placeholders (expanded by netlab inside
+// the VM, so no command line holds them).
 var netImageFiles = map[string]string{
 	"rootfs/bin/secret-probe": "#!/bin/sh\nexec netlab probe -t 6 -H 'Authorization=Bearer ${GITHUB_TOKEN}' -H 'X-Api-Key=${OPENCODE_API_KEY}' \"$@\"\n",
-	"rootfs/bin/opencode":     "#!/bin/sh\nexec secret-probe https://api.github.com/agent https://opencode.ai/agent\n",
 }
 
 // netImage builds the VMs' image with the real podman on this host and
