@@ -66,12 +66,28 @@ func TestRealNetSecretSubstitution(t *testing.T) {
 			}
 		}
 	}
-	if r, found := netRequest(reqs, "denied.example.com", "/secret/public"); found {
-		t.Logf("under --network public, the placeholder sent to denied.example.com arrived as %q", r.Header["Authorization"])
-	} else {
-		t.Log("under --network public, msb blocked the request that carried a placeholder to denied.example.com")
+	// The placeholder sent elsewhere: blocked by msb (the secrets'
+	// violation action is block-and-log), or arrived unchanged.
+	for _, p := range netPresets {
+		for _, host := range []string{"opencode.ai", "denied.example.com", "registry.npmjs.org"} {
+			if r, found := netRequest(reqs, host, "/other/"+p); found {
+				t.Logf("--network %s: GITHUB_TOKEN's placeholder sent to %s arrived as %q", p, host, r.Header["Authorization"])
+			} else if st, ok := s.Steps[p+"_secret_other"]; ok {
+				t.Logf("--network %s: GITHUB_TOKEN's placeholder sent to %s did not arrive (%s)", p, host, netOutcome(st.Out, host))
+			}
+		}
 	}
 	netNoValue(t, s)
+}
+
+// netOutcome is the probe's line for host in out.
+func netOutcome(out, host string) string {
+	for _, l := range strings.Split(out, "\n") {
+		if strings.Contains(l, "//"+host+"/") {
+			return strings.TrimSpace(l)
+		}
+	}
+	return "not probed"
 }
 
 // netNoValue: no secret value in the VM (files, environment, processes)

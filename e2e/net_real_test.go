@@ -165,11 +165,12 @@ func netLabFiles(t *testing.T, g *testenv.Guest) {
 	g.WriteFile(t, "net/values", lines([]string{netSecretOC, netSecretGH}), 0o644)
 }
 
-// netImageFiles are the image's extras beside busybox and the probe: a
-// probe that sends both secrets' placeholders (expanded by netlab inside
-// the VM, so no command line holds them).
+// netImageFiles are the image's extras beside busybox and the probe:
+// `secret-probe VAR HEADER URL…` sends "HEADER: Bearer $VAR" (expanded by
+// netlab inside the VM from its environment: the placeholder, and no
+// command line holds it).
 var netImageFiles = map[string]string{
-	"rootfs/bin/secret-probe": "#!/bin/sh\nexec netlab probe -t 6 -H 'Authorization=Bearer ${GITHUB_TOKEN}' -H 'X-Api-Key=${OPENCODE_API_KEY}' \"$@\"\n",
+	"rootfs/bin/secret-probe": "#!/bin/sh\nv=$1 h=$2\nshift 2\nexec netlab probe -t 20 -H \"$h=Bearer \\${$v}\" \"$@\"\n",
 }
 
 // netImage builds the VMs' image with the real podman on this host and

@@ -140,6 +140,9 @@ func (p EgressPolicy) Decide(host string, port int) Decision {
 	if err == nil {
 		return p.decideIP(ip.Unmap(), port)
 	}
+	if host == HostAlias {
+		return p.decideHostAlias(port)
+	}
 	if i, allow := p.first(func(r Rule) bool { return r.matchesLookup(host) }); !allow {
 		return p.denied(i, host, port, true)
 	}

@@ -71,9 +71,12 @@ for p in $(cat "$DATA/net/presets"); do
 	note "${p}_vm" "$VM"
 	step "${p}_env" vmexec env
 	# shellcheck disable=SC2046 # one URL a line
-	step "${p}_probe" vmexec netlab probe -t 6 $(cat "$DATA/net/urls")
-	step "${p}_secret" vmexec secret-probe "https://api.github.com/secret/$p" "https://opencode.ai/secret/$p" \
-		"https://denied.example.com/secret/$p" "https://registry.npmjs.org/secret/$p"
+	step "${p}_probe" vmexec netlab probe -t 20 $(cat "$DATA/net/urls")
+	# Each secret to its host, then GITHUB_TOKEN's placeholder to the others.
+	step "${p}_secret_gh" vmexec secret-probe GITHUB_TOKEN Authorization "https://api.github.com/secret/$p"
+	step "${p}_secret_oc" vmexec secret-probe OPENCODE_API_KEY X-Api-Key "https://opencode.ai/secret/$p"
+	step "${p}_secret_other" vmexec secret-probe GITHUB_TOKEN Authorization "https://opencode.ai/other/$p" \
+		"https://denied.example.com/other/$p" "https://registry.npmjs.org/other/$p"
 	if [ "$p" = allow ]; then
 		step vm_fs rootexec sh -c "find / \\( -path /proc -o -path /sys -o -path /dev \\) -prune -o -type f -exec grep -lsF $pat {} + ; true"
 		step vm_proc rootexec sh -c 'for d in /proc/[0-9]*; do tr "\0" "\n" <"$d/environ"; tr "\0" " " <"$d/cmdline"; echo; done 2>/dev/null; true'
