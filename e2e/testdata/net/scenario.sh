@@ -81,7 +81,7 @@ for p in $(cat "$DATA/net/presets"); do
 		step vm_fs rootexec sh -c "find / \\( -path /proc -o -path /sys -o -path /dev \\) -prune -o -type f -exec grep -lsF $pat {} + ; true"
 		step vm_proc rootexec sh -c 'for d in /proc/[0-9]*; do tr "\0" "\n" <"$d/environ"; tr "\0" " " <"$d/cmdline"; echo; done 2>/dev/null; true'
 	fi
-	step "${p}_log" asb network log --json
+	step "${p}_log" asb network log
 	step "${p}_learn" asb network learn
 	step "${p}_msblog" msb logs "$VM" --source system --json --grep microsandbox_network::
 	step "${p}_rm" asb task vm:rm
