@@ -157,7 +157,7 @@ func (p EgressPolicy) decideIP(ip netip.Addr, port int) Decision {
 	host := ip.String()
 	i, allow := p.first(func(r Rule) bool { return r.matchesIP(ip, port) })
 	if allow {
-		return p.allowed(i, host, IPGroup(ip))
+		return p.noSNIBlocks(host, port, p.allowed(i, host, IPGroup(ip)))
 	}
 	if i >= 0 {
 		return p.denied(i, host, port, false)

@@ -27,3 +27,19 @@ func (p EgressPolicy) decideHostAlias(port int) Decision {
 	}
 	return Decision{Why: fmt.Sprintf("%s is msb's name for your host (its gateway address, from the VM's /etc/hosts): only a `host` entry lets the VM reach it", HostAlias) + p.formNote()}
 }
+
+// noSNIBlocks turns an allowed connection to an address into msb's
+// refusal when msb intercepts TLS on its port: msb finds an intercepted
+// connection's host by the name the client sends in the TLS handshake
+// (SNI), and a client connecting to an address sends none. msb 0.7.2
+// waits, then drops it ("TLS proxy task ended … error=SNI extraction timed
+// out", seen in the real-boot network test). Plain HTTP to the address,
+// and any port msb does not intercept, are not affected.
+func (p EgressPolicy) noSNIBlocks(host string, port int, d Decision) Decision {
+	h := p.Hostnames
+	if !d.Allowed || h == nil || !h.Intercept || port != DefaultCheckPort {
+		return d
+	}
+	return Decision{Rule: d.Rule, Why: fmt.Sprintf("%s, but msb intercepts TLS on port %d here (a secret, or network.tls.enabled) "+
+		"and reads the host from the name the client sends (SNI); a connection to an address sends none, and msb drops it: use the host's name", d.Why, port)}
+}
