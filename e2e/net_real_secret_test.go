@@ -50,7 +50,7 @@ func TestRealNetSecretSubstitution(t *testing.T) {
 	}
 	if r, found := netRequest(reqs, "opencode.ai", "/secret/allow"); !found {
 		t.Errorf("no request reached opencode.ai/secret/allow")
-	} else if got := r.Header["X-Api-Key"]; len(got) != 1 || got[0] != netSecretOC {
+	} else if got := r.Header["X-Api-Key"]; len(got) != 1 || got[0] != "Bearer "+netSecretOC {
 		t.Errorf("opencode.ai received X-Api-Key %q, want the real value of OPENCODE_API_KEY", got)
 	}
 	// Every value arrives at its own host only; elsewhere the placeholder.
