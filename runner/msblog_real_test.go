@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -49,6 +50,42 @@ func TestParseNetLogReal(t *testing.T) {
 		{ts("57:58.338Z"), false, "dns", "registry.npmjs.org", ""},
 	}
 	if d := cmp.Diff(want, events); d != "" {
+		t.Errorf("ParseNetLog of msb 0.7.2's real lines (-want +got):\n%s", d)
+	}
+}
+
+// real-0.7.2-public.jsonl: the same session's VM of --network public:
+// intercepted TLS to each name, HTTPS to a bare address dropped for want
+// of an SNI (no decision line), and GITHUB_TOKEN's placeholder sent to
+// three hosts not in its allow list, each blocked as a secret violation.
+func TestParseNetLogRealPublic(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("testdata", "msblog", "real-0.7.2-public.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	events, err := ParseNetLog(strings.NewReader(string(raw)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range events {
+		got = append(got, fmt.Sprintf("%v %s %s %s", e.Allowed, e.Kind, e.Host, e.Dst))
+	}
+	want := []string{
+		"true tls opencode.ai 11.77.0.10:443",
+		"true tls api.github.com 11.77.0.11:443",
+		"true tls registry.npmjs.org 11.77.0.12:443",
+		"true tls denied.example.com 11.77.0.13:443",
+		"true tls api.github.com 11.77.0.11:443",
+		"true tls opencode.ai 11.77.0.10:443",
+		"true tls opencode.ai 11.77.0.10:443",
+		"false secret opencode.ai 11.77.0.10:443",
+		"true tls denied.example.com 11.77.0.13:443",
+		"false secret denied.example.com 11.77.0.13:443",
+		"true tls registry.npmjs.org 11.77.0.12:443",
+		"false secret registry.npmjs.org 11.77.0.12:443",
+	}
+	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("ParseNetLog of msb 0.7.2's real lines (-want +got):\n%s", d)
 	}
 }
