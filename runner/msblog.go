@@ -33,7 +33,8 @@ type NetEvent struct {
 	// a resolver of the guest's choosing), dns-rebind (an answer with a
 	// private address), tcp, tcp-strict, tls, tls-bypass, tls-strict,
 	// tls-mismatch (SNI and CONNECT disagree), connect-strict, icmp, dot,
-	// dns-alt (DNS over another port).
+	// dns-alt (DNS over another port), secret (a request carrying a
+	// secret's placeholder to a host not in its allow list, blocked).
 	Kind string
 	Host string // the name msb logged (a DNS query, a TLS SNI), lower case; "" when none
 	Dst  string // the address msb logged (IP or IP:port); "" when none
@@ -54,6 +55,7 @@ var netMessages = func() []netMessage {
 		{"DNS query denied by network policy", "dns", false},
 		{"DNS resolver denied by network policy", "dns-resolver", false},
 		{"DNS rebind protection: response contains private IP", "dns-rebind", false},
+		{"secret violation: placeholder detected for disallowed host", "secret", false},
 		{"TCP egress denied by domain policy", "tcp", false},
 		{"TCP egress denied by strict hostname policy", "tcp-strict", false},
 		{"TLS egress denied by domain policy", "tls", false},

@@ -140,6 +140,9 @@ func (p EgressPolicy) Decide(host string, port int) Decision {
 	if err == nil {
 		return p.decideIP(ip.Unmap(), port)
 	}
+	if host == HostAlias {
+		return p.decideHostAlias(port)
+	}
 	if i, allow := p.first(func(r Rule) bool { return r.matchesLookup(host) }); !allow {
 		return p.denied(i, host, port, true)
 	}
@@ -154,7 +157,7 @@ func (p EgressPolicy) decideIP(ip netip.Addr, port int) Decision {
 	host := ip.String()
 	i, allow := p.first(func(r Rule) bool { return r.matchesIP(ip, port) })
 	if allow {
-		return p.allowed(i, host, IPGroup(ip))
+		return p.noSNIBlocks(host, port, p.allowed(i, host, IPGroup(ip)))
 	}
 	if i >= 0 {
 		return p.denied(i, host, port, false)

@@ -69,6 +69,13 @@ func TestEgressDecide(t *testing.T) {
 		{"none", &Network{Short: true, Policy: "none"}, "opencode.ai", 443, false, "", "network is none: the VM reaches no host"},
 		{"none with deny", &Network{Policy: "none", Deny: []string{"evil.com"}}, "opencode.ai", 443, false, "", "network is none"},
 		{"open", &Network{Short: true, Policy: "open"}, "10.0.0.5", 22, true, "", "network is open"},
+		// msb's name for the host is the host group, never a public name
+		// (the real-boot network test saw msb refuse it under public).
+		{"host alias: public", &Network{Short: true, Policy: "public"}, HostAlias, 8080, false, "", "only a `host` entry lets the VM reach it"},
+		{"host alias: allow list naming it", allowList(HostAlias), HostAlias, 8080, false, "", "msb's name for your host"},
+		{"host alias: the host group", allowList("host"), HostAlias, 8080, true, "host", "allows the host"},
+		{"host alias: open", &Network{Short: true, Policy: "open"}, HostAlias, 8080, true, "", "network is open"},
+		{"host alias: none", &Network{Short: true, Policy: "none"}, HostAlias, 8080, false, "", "network is none"},
 		{"open plus allow is an allow list", &Network{Policy: "open", Allow: []string{"opencode.ai"}}, "example.com", 443, false, "",
 			"policy open does not apply"},
 		{"deny over allow", &Network{Allow: []string{"*.example.com"}, Deny: []string{"bad.example.com"}}, "bad.example.com", 443, false, "bad.example.com",

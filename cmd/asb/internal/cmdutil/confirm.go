@@ -6,6 +6,8 @@ import (
 	"io"
 	"os"
 	"strings"
+
+	"golang.org/x/term"
 )
 
 // Confirm asks question on w and reads one answer line from r: y or yes,
@@ -25,6 +27,7 @@ func IsTerminal(r io.Reader) bool {
 	if !ok {
 		return false
 	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+	// Not a character device: /dev/null is one, and never answers (the
+	// real-boot network test ran asb network learn </dev/null, and it asked).
+	return term.IsTerminal(int(f.Fd()))
 }

@@ -1,0 +1,91 @@
+# scenario.sh: one guest session of the real-boot network tests
+# (net_real_test.go), in the nested guest only (the lab's servers bind
+# addresses and the name server that msb forwards to: never on a real host).
+# Runs after guestLib (step, note, now). /data holds: bin/ (static asb,
+# asb-task, ptyrun, netlab, the builder stand-in), msb/, image.tar (busybox
+# with netlab and secret-probe), net/ (the lab:
+# lab.json, ca.pem, addrs, presets, urls, checks, values), and one outer
+# folder per network preset, outer-PRESET/.
+#
+# As root: the lab's addresses on lo (no network device: nothing leaves
+# this guest), the name server in resolv.conf (msb forwards the VM's DNS
+# to it), the test CA in the CA bundle (msb verifies upstream TLS against
+# it), the servers started. Then the rest runs as uid 2000, as asb's users.
+if [ "$(id -u)" = 0 ]; then
+	[ "$GUEST_SHAPE" = nested ] || { note skip "the network lab runs in the nested guest only"; exit 0; }
+	echo 'user:x:2000:2000:user:/data/root:/bin/sh' >>/etc/passwd
+	echo 'user:x:2000:' >>/etc/group
+	chmod 0666 /dev/kvm
+	mkdir -p "$DATA/root" "$DATA/net/run"
+	for a in $(cat "$DATA/net/addrs"); do ip addr add "$a/32" dev lo; done
+	# msb gives the VM IPv4 only when the host has a route to 192.0.2.1
+	# (it probes with a UDP connect): one, to lo, so nothing leaves.
+	ip route add 192.0.2.0/24 dev lo
+	echo "nameserver $(cat "$DATA/net/dns")" >/etc/resolv.conf
+	cat "$DATA/net/ca.pem" >>/etc/ssl/certs/ca-certificates.crt
+	"$DATA/bin/netlab" serve "$DATA/net/lab.json" "$DATA/net/run/ready" 2>"$DATA/net/run/serve.log" &
+	i=0
+	while [ ! -f "$DATA/net/run/ready" ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+	note lab "$(cat "$DATA/net/run/ready" 2>/dev/null || echo "not ready: $(cat "$DATA/net/run/serve.log")")"
+	chown -R 2000:2000 "$DATA"
+	su -p -s /bin/sh user -c "sh $DATA/run.sh"
+	kill %1 2>/dev/null
+	exit 0
+fi
+export PATH="$DATA/bin:$DATA/msb/bin:$PATH" MSB_HOME="$DATA/msb-home" TMPDIR="$DATA/tmp" HOME="$DATA/root"
+export ASB_BUILDER="$DATA/bin/builder"
+mkdir -p "$MSB_HOME" "$TMPDIR" "$HOME"
+
+# create NAME: asb task vm:create, retried once after msb rm --force.
+create() {
+	step "$1" timeout 300 asb task vm:create && return 0
+	note retry "$1"
+	for v in $(msb ls -q); do msb rm --force "$v" >/dev/null 2>&1; done
+	step "$1" timeout 300 asb task vm:create
+}
+# The probes run through msb exec, as dev in /workspace (asb task vm:exec
+# does the same, through go-task and its checks: tens of seconds each under
+# emulation; the real-boot tests cover it).
+vmexec() { timeout 180 msb exec --no-tty -u dev -w /workspace "$VM" -- "$@"; }
+rootexec() { timeout 180 msb exec --no-tty -u root "$VM" -- "$@"; }
+# checks: asb network check for each target of the table, one line each:
+# TARGET EXIT VERDICT.
+checks() {
+	while read -r c; do
+		out=$(asb network check "$c" 2>&1)
+		echo "$c $? $out"
+	done <"$DATA/net/checks"
+}
+# The secrets' values, split so that no command line holds one whole.
+pat=""
+while read -r c; do
+	[ -n "$c" ] && pat="$pat -e '${c%??????}''${c#"${c%??????}"}'"
+done <"$DATA/net/values"
+
+for p in $(cat "$DATA/net/presets"); do
+	cd "$DATA/outer-$p" || exit 1
+	step "${p}_trust" asb trust
+	step "${p}_checks" checks
+	create "${p}_create" || continue
+	VM=$(msb ls -q | head -n1)
+	note "${p}_vm" "$VM"
+	step "${p}_env" vmexec env
+	# shellcheck disable=SC2046 # one URL a line
+	step "${p}_probe" vmexec netlab probe -t 20 $(cat "$DATA/net/urls")
+	# Each secret to its host, then GITHUB_TOKEN's placeholder to the others.
+	step "${p}_secret_gh" vmexec secret-probe GITHUB_TOKEN Authorization "https://api.github.com/secret/$p"
+	step "${p}_secret_oc" vmexec secret-probe OPENCODE_API_KEY X-Api-Key "https://opencode.ai/secret/$p"
+	step "${p}_secret_other" vmexec secret-probe GITHUB_TOKEN Authorization "https://opencode.ai/other/$p" \
+		"https://denied.example.com/other/$p" "https://registry.npmjs.org/other/$p"
+	if [ "$p" = allow ]; then
+		step vm_fs rootexec sh -c "find / \\( -path /proc -o -path /sys -o -path /dev \\) -prune -o -type f -exec grep -lsF $pat {} + ; true"
+		step vm_proc rootexec sh -c 'for d in /proc/[0-9]*; do tr "\0" "\n" <"$d/environ"; tr "\0" " " <"$d/cmdline"; echo; done 2>/dev/null; true'
+	fi
+	step "${p}_log" asb network log
+	step "${p}_learn" asb network learn
+	step "${p}_msblog" msb logs "$VM" --source system --json --grep microsandbox_network::
+	step "${p}_rm" asb task vm:rm
+done
+step host_logs sh -c "grep -rlsF $pat '$MSB_HOME' '$TMPDIR'; true"
+step requests cat "$DATA/net/run/requests.jsonl"
+step dns_log grep -c dns "$DATA/net/run/serve.log"
