@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agents-sandbox/asb/cmd/asb/internal/cmdutil"
+	"github.com/agents-sandbox/asb/outer"
 	"github.com/agents-sandbox/asb/runner"
 )
 
@@ -76,7 +77,7 @@ See docs/kubernetes.md.`,
 	fl.StringVar(&opts.RuntimeClass, "runtime-class", "gvisor", "the pods' RuntimeClass: gvisor, kata, another of your cluster, or none (a plain container on the node's kernel)")
 	fl.StringVar(&opts.Image, "image", "", "the toolchain image as pushed to your registry (default: sandbox.yaml's local tag)")
 	fl.StringVarP(&opts.Output, "output", "o", "", "write one file per resource into this folder (default: standard output)")
-	fl.StringArrayVar(&opts.Sessions, "session", nil, "a session: one SandboxClaim (and pod) each; repeat for more")
+	fl.StringArrayVar(&opts.Sessions, "session", nil, "a session: one SandboxClaim (and pod) each; repeat for more (default: every session of the folder, asb session ls)")
 	return cmd
 }
 
@@ -98,7 +99,11 @@ func Run(ctx context.Context, o *Options) error {
 	if o.Output != "" {
 		args = append(args, "--output", o.Output)
 	}
-	for _, s := range o.Sessions {
+	sessions, err := sessionNames(dir, o.Sessions)
+	if err != nil {
+		return err
+	}
+	for _, s := range sessions {
 		args = append(args, "--session", s)
 	}
 	cmd := exec.CommandContext(ctx, exe, args...)
@@ -115,4 +120,21 @@ func Run(ctx context.Context, o *Options) error {
 		return fmt.Errorf("run %s: %w", exe, err)
 	}
 	return nil
+}
+
+// sessionNames are the sessions to export: those named by --session, or
+// else every session of the folder (asb session new), one claim each.
+func sessionNames(dir string, named []string) ([]string, error) {
+	if len(named) > 0 {
+		return named, nil
+	}
+	all, err := outer.Sessions(dir)
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, 0, len(all))
+	for _, s := range all {
+		names = append(names, s.Name)
+	}
+	return names, nil
 }
