@@ -24,7 +24,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 )
 
@@ -258,23 +257,4 @@ func flags(args []string, valued ...string) (map[string][]string, []string, []st
 		}
 	}
 	return fl, pos, rest
-}
-
-// keys lists the names of the records of kind.
-func (e *env) keys(kind string) ([]string, error) {
-	ents, err := os.ReadDir(filepath.Join(e.state, kind))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	for _, d := range ents {
-		if b, err := hex.DecodeString(d.Name()); err == nil {
-			out = append(out, string(b))
-		}
-	}
-	sort.Strings(out)
-	return out, nil
 }
