@@ -182,3 +182,20 @@ func RemoveSessionFiles(dir string, s Session) error {
 var volumeNameRe = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,127}$`)
 
 func validVolumeName(s string) bool { return volumeNameRe.MatchString(s) }
+
+// SessionGone says whether the folder dir has no session name any more
+// (asb prune removes what such a session left). A session asb cannot read
+// (a damaged record, a folder it cannot open) is not gone: prune keeps
+// what it cannot judge.
+func SessionGone(dir, name string) bool {
+	if schema.SessionName(name) != nil {
+		return false
+	}
+	r, err := folderfs.Open(dir)
+	if err != nil {
+		return false
+	}
+	defer r.Close()
+	s, err := readSession(r, dir, name)
+	return s == nil && err == nil
+}

@@ -172,3 +172,21 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+// SessionGone: gone when the folder holds no such session; a session whose
+// record asb cannot read is not (prune keeps what it cannot judge).
+func TestSessionGone(t *testing.T) {
+	dir := t.TempDir()
+	if !SessionGone(dir, "one") {
+		t.Error("a folder without session one: not gone")
+	}
+	p := schema.SessionPathsOf("one")
+	must(t, os.MkdirAll(filepath.Join(dir, p.Workspace, ".git"), 0o755))
+	must(t, os.WriteFile(filepath.Join(dir, p.Record), []byte("name: [\n"), 0o644))
+	if SessionGone(dir, "one") {
+		t.Error("a session with a damaged record: gone")
+	}
+	if SessionGone(dir, "../x") || SessionGone(t.TempDir()+"/missing", "one") {
+		t.Error("a bad name or a missing folder: gone")
+	}
+}

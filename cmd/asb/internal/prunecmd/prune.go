@@ -17,6 +17,7 @@ import (
 
 	"github.com/agents-sandbox/asb/cmd/asb/internal/cmdutil"
 	"github.com/agents-sandbox/asb/host"
+	"github.com/agents-sandbox/asb/outer"
 	"github.com/agents-sandbox/asb/runner"
 )
 
@@ -69,7 +70,7 @@ func Run(ctx context.Context, o *Options) error {
 	if err := cmdutil.CheckFormat(o.Format); err != nil {
 		return err
 	}
-	po := runner.PruneOptions{Now: o.Now(), Volumes: o.Volumes}
+	po := runner.PruneOptions{Now: o.Now(), Volumes: o.Volumes, SessionGone: outer.SessionGone}
 	if o.OlderThan != "" {
 		d, err := runner.ParseAge(o.OlderThan)
 		if err != nil {
