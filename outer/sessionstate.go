@@ -18,6 +18,9 @@ type SessionState struct {
 	Behind       int       `json:"behind"`    // commits of the base not on the branch
 	LastActivity time.Time `json:"last_activity"`
 	Problem      string    `json:"problem,omitempty"` // what could not be read
+	// IdleTimeout is when msb stops the VM with no client attached
+	// (sandbox.yaml's idle_timeout, which the session's config derives).
+	IdleTimeout string `json:"idle_timeout,omitempty"`
 }
 
 // SessionTools are what reading and ending a session runs.

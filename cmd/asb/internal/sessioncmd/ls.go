@@ -13,6 +13,7 @@ import (
 
 	"github.com/agents-sandbox/asb/cmd/asb/internal/cmdutil"
 	"github.com/agents-sandbox/asb/outer"
+	"github.com/agents-sandbox/asb/schema"
 )
 
 func lsCmd(o *Options) *cobra.Command {
@@ -45,9 +46,12 @@ func runLs(ctx context.Context, o *Options) error {
 	if err != nil {
 		return err
 	}
+	idle := idleTimeout(dir)
 	states := make([]outer.SessionState, 0, len(sessions))
 	for _, s := range sessions {
-		states = append(states, outer.StateOf(ctx, dir, s, tools(f)))
+		st := outer.StateOf(ctx, dir, s, tools(f))
+		st.IdleTimeout = idle
+		states = append(states, st)
 	}
 	if o.Format == "json" {
 		enc := json.NewEncoder(f.IO.Out)
@@ -69,6 +73,11 @@ func runLs(ctx context.Context, o *Options) error {
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	if idle != "" {
+		fmt.Fprintf(f.IO.Out, "Each VM stops after %s with no client attached (idle_timeout in sandbox.yaml); asb task agent --session NAME starts it again.\n", idle)
+	} else {
+		fmt.Fprintln(f.IO.Out, "The VMs run until stopped: sandbox.yaml sets no idle_timeout (asb limit set idle-timeout 30m).")
 	}
 	for _, st := range states {
 		if st.Problem != "" {
@@ -130,4 +139,18 @@ func diffCmd(o *Options) *cobra.Command {
 	}
 	c.Flags().BoolVar(&o.Stat, "stat", false, "only the files changed and how much")
 	return c
+}
+
+// idleTimeout is the folder's idle_timeout ("" unset or unreadable).
+func idleTimeout(dir string) string {
+	f, err := outer.Open(dir, outer.Options{})
+	if err != nil {
+		return ""
+	}
+	for _, l := range f.LimitsOf() {
+		if l.Name == schema.LimitIdleTimeout {
+			return l.Value
+		}
+	}
+	return ""
 }
