@@ -6,7 +6,7 @@
 set -uo pipefail
 log=${ASB_TEST_LOG:-/tmp/asb-test.log}
 start=$(date +%s)
-go test -count=1 -timeout 30m -v "$@" ./... >"$log" 2>&1
+go test -count=1 -timeout 60m -v "$@" ./... >"$log" 2>&1
 rc=$?
 shape=$(grep -m1 -oE '^host shape: [a-z-]+' "$log" | cut -d' ' -f3)
 echo "== host shape: ${shape:-unknown} (can-boot: VMs boot and run commands; kvm-no-virt: boots spin, so the tests interrupt them; no-kvm: boots fail at once)"
