@@ -51,6 +51,8 @@ type Guest struct {
 	Shape string
 	Data  string
 	qemu  string // the nested parts (ShapeNested)
+	// retried: the guest kernel panicked once and the session ran again.
+	retried bool
 }
 
 // NewGuest prepares a guest for the test: the nested host where this host
@@ -269,6 +271,7 @@ note() { echo "@@asb note $*"; }
 func (g *Guest) Run(t testing.TB, ctx context.Context, script string, limit time.Duration) *Session {
 	t.Helper()
 	g.WriteFile(t, "run.sh", []byte("GUEST_SHAPE="+g.Shape+"\n"+guestLib+script+"\necho '@@asb end'\n"), 0o755)
+	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	var cmd *exec.Cmd
@@ -316,6 +319,15 @@ func (g *Guest) Run(t testing.TB, ctx context.Context, script string, limit time
 			t.Logf("guest session console (%s; result lines left out):\n%s", g.Shape, lastLines(consoleOnly(s.Log), 150))
 		}
 	})
+	// Now and then the nested guest's own kernel panics under emulated SVM
+	// (a stack guard page hit in a vCPU thread, once in a CI run): a fault
+	// of the emulation, not of the scenario. Once more, from a fresh disk
+	// (qemuCmd makes it again from Data).
+	if g.Shape == ShapeNested && !s.Ended && strings.Contains(s.Log, "Kernel panic") && !g.retried && parent.Err() == nil {
+		g.retried = true
+		t.Logf("the nested guest's kernel panicked (docs/boot.md): the session runs once more")
+		return g.Run(t, parent, script, limit)
+	}
 	return s
 }
 
