@@ -21,14 +21,17 @@ func (f *Folder) mountView(m schema.Mount) MountView {
 		mv.UnderHome = f.underHome(written)
 		real, dir := schema.ResolvePath(filepath.Clean(written)), schema.ResolvePath(f.Dir)
 		mv.Host = real
-		mv.Via = linkVia(written, real, f.Dir, dir)
+		link := schema.BindLink(f.Dir, written) // a link on the way: msb does not follow it
+		if link != nil {
+			mv.Via = written
+		}
 		mv.Outside = !mv.UnderHome && !schema.Within(real, dir)
 		if strings.Contains(m.Bind, "${") {
 			mv.Refused = "${…}: " + schema.ExpandRefused
 		} else if re := f.mountRules().HostFolder(real, true); re != nil {
 			mv.Refused = "it " + re.Why // refused even with consent
-		} else if re := schema.BindLink(f.Dir, written); re != nil {
-			mv.Refused = "it " + re.Why
+		} else if link != nil {
+			mv.Refused = "it " + link.Why
 		}
 		if mv.Refused != "" {
 			mv.Verdict, mv.Outside = schema.Refused.String(), false
@@ -42,19 +45,6 @@ func (f *Folder) mountView(m schema.Mount) MountView {
 		mv.Refused = "a disk image file of your host"
 	}
 	return mv
-}
-
-// linkVia is the bind's path as written when a link on its way (below the
-// folder, for a bind inside it) leads elsewhere, to real.
-func linkVia(written, real, dir, realDir string) string {
-	want := filepath.Clean(written)
-	if rel, err := filepath.Rel(dir, written); err == nil && filepath.IsLocal(rel) {
-		want = filepath.Join(realDir, rel)
-	}
-	if want == real {
-		return ""
-	}
-	return written
 }
 
 // underHome reports whether a host path is under $HOME and outside this
