@@ -36,10 +36,32 @@ func (e *env) startServer(vm VMRecord, stdin []byte) error {
 	if err != nil {
 		return err
 	}
-	cmd := exec.Command(self, "serve-standin", "--vm", vm.Name, "--listen", net.JoinHostPort(fwd.HostBind, strconv.Itoa(fwd.HostPort)))
+	addr := net.JoinHostPort(fwd.HostBind, strconv.Itoa(fwd.HostPort))
+	cmd := exec.Command(self, "serve-standin", "--vm", vm.Name, "--listen", addr)
 	cmd.Env = append(os.Environ(), serveStandinPW+"="+pw)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	return cmd.Start()
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	ended := make(chan error, 1)
+	go func() { ended <- cmd.Wait() }() // reap it should it end while exec waits
+	// Answer only once the stand-in listens: by then it has written all it
+	// ever writes (its call record), so nothing lands in the state folder
+	// after the test that started it ended (a loaded CI run saw a late one
+	// recreate the folder during t.TempDir's cleanup).
+	for end := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+			return c.Close()
+		}
+		select {
+		case err := <-ended:
+			return fmt.Errorf("the stand-in server at %s ended: %v", addr, err)
+		default:
+		}
+		if time.Now().After(end) {
+			return fmt.Errorf("the stand-in server did not listen at %s within 30s", addr)
+		}
+	}
 }
 
 // serveStandin is the stand-in agent server (msb serve-standin, started by
