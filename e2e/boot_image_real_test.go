@@ -56,5 +56,8 @@ func TestRealBootRealImage(t *testing.T) {
 	}
 	t.Logf("the real image's VM: %s (create %.1f s, exec %.1f s under %s)", strings.Join(out, " | "),
 		s.Steps["real_create"].Secs, s.Steps["real_exec"].Secs, s.Shape)
+	if s.Notes["retried"] != "" {
+		t.Logf("retried under emulation: %s", s.Notes["retried"])
+	}
 	ok(t, s, "real_rm")
 }

@@ -6,5 +6,5 @@
 cd "$DATA/outer" || exit 1
 CREATE_LIMIT=900
 create real_create || exit 1
-step real_exec asb task vm:exec -- sh -c 'id -un; id -u; pwd; opencode --version; node --version; podman --version'
+step real_exec flaky asb task vm:exec -- sh -c 'id -un; id -u; pwd; opencode --version; node --version; podman --version'
 step real_rm asb task vm:rm

@@ -18,8 +18,8 @@ for d in d1 d2 d3 "$DATA/outside-x"; do (cd "$d" && pwd -P >.mark); done
 # asb's own render, so its user approves it, as asb task asks.
 step trust asb trust
 
-vmexec() { asb task vm:exec -- "$@"; }
-rootexec() { msb exec --no-tty -u root "$VM" -- "$@"; }
+vmexec() { flaky asb task vm:exec -- "$@"; }
+rootexec() { flaky msb exec --no-tty -u root "$VM" -- "$@"; }
 
 step doctor asb doctor --boot
 step volume msb volume create --quiet extra-vol
@@ -68,7 +68,7 @@ step warm_record ls .asb/warm
 step agent_warm timeout 120 ptyrun asb task agent
 step stop asb task vm:stop
 step status_stopped msb status "$VM" --format json
-step start timeout 300 asb task vm:start
+step start flaky timeout 300 asb task vm:start
 step home_after_start rootexec cat /home/dev/keep
 step rm asb task vm:rm
 create create2
@@ -80,7 +80,7 @@ step home_after_reset rootexec ls /home/dev/keep
 # Item 5: the same actions, asb against bare msb, in this guest. create3
 # is asb's create with the image loaded and the home made; the bare create
 # is the Taskfile's own msb create line.
-for i in 1 2 3; do step "x_asb_exec$i" vmexec true; step "x_msb_exec$i" msb exec --no-tty -u dev -w /workspace "$VM" -- true; done
+for i in 1 2 3; do step "x_asb_exec$i" vmexec true; step "x_msb_exec$i" flaky msb exec --no-tty -u dev -w /workspace "$VM" -- true; done
 ptyrun asb task agent >/dev/null 2>&1 # records the warm path for this VM
 for i in 1 2 3; do step "x_asb_agent$i" ptyrun asb task agent; step "x_msb_agent$i" ptyrun msb exec -t -u dev -w /workspace "$VM" -- opencode; done
 step x_asb_rm asb task vm:rm
