@@ -45,7 +45,8 @@ var untrusted = []string{SecretsEnvFile, "README.md", ".gitignore", schema.Recor
 
 // ReadTrustSet reads the trust set of dir: every plain file at the top of
 // the folder but the untrusted ones, every file under toolchain/ but the
-// host's CA copies asb writes there, and the workspace origin in asb.yaml. A link among them,
+// host's CA copies asb writes there, every Taskfile the Taskfile includes
+// (trust_includes.go), and the workspace origin in asb.yaml. A link among them,
 // or a special file, is an error: asb would not know what it runs.
 func ReadTrustSet(dir string) (*TrustSet, error) {
 	root, err := folderfs.Open(dir)
@@ -75,6 +76,9 @@ func ReadTrustSet(dir string) (*TrustSet, error) {
 				return nil, err
 			}
 		}
+	}
+	if err := s.readIncludes(root, runner.TaskfileName, map[string]bool{}); err != nil {
+		return nil, err
 	}
 	if rec, err := schema.ReadRecord(dir); err == nil {
 		s.Origin = origin(rec.Workspace)

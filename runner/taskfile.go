@@ -117,3 +117,30 @@ func (e *TaskFailedError) Unwrap() error { return e.Err }
 
 // ExitCode is the failed command's exit code, which asb exits with.
 func (e *TaskFailedError) ExitCode() int { return e.Code }
+
+// Include is one entry of a Taskfile's includes: the Taskfile (or folder)
+// it names, as written, and whether go-task skips it when it is missing.
+type Include struct {
+	Namespace string
+	Taskfile  string
+	Optional  bool
+}
+
+// ParseIncludes returns the includes of a Taskfile's content, read by
+// go-task's own parser.
+func ParseIncludes(raw []byte) ([]Include, error) {
+	var tf struct {
+		Includes *ast.Includes `yaml:"includes"`
+	}
+	if err := yaml.Unmarshal(raw, &tf); err != nil {
+		return nil, err
+	}
+	if tf.Includes == nil {
+		return nil, nil
+	}
+	var out []Include
+	for ns, inc := range tf.Includes.All() {
+		out = append(out, Include{Namespace: ns, Taskfile: inc.Taskfile, Optional: inc.Optional})
+	}
+	return out, nil
+}

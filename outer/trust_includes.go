@@ -1,0 +1,115 @@
+package outer
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"strings"
+
+	"github.com/agents-sandbox/asb/internal/folderfs"
+	"github.com/agents-sandbox/asb/runner"
+)
+
+// The Taskfile's includes. go-task runs the tasks of every Taskfile the
+// folder's Taskfile includes, wherever it sits; an approval of the
+// Taskfile alone would let a later commit change what runs through an
+// included file below a subfolder. So the trust set holds every Taskfile
+// reached through includes; an include asb cannot pin to files of the
+// folder (a template, a remote Taskfile, a path out of the folder) is
+// refused.
+
+// maxIncluded bounds the Taskfiles one folder may reach through includes.
+const maxIncluded = 64
+
+// readIncludes adds to the set the Taskfiles that file (already in the
+// set) includes, and theirs in turn. An include naming a folder adds every
+// YAML file at its top: go-task picks one of them by its own list of
+// names, and the set holds a superset of it.
+func (s *TrustSet) readIncludes(root *folderfs.Root, file string, seen map[string]bool) error {
+	if seen[file] {
+		return nil
+	}
+	seen[file] = true
+	if len(seen) > maxIncluded {
+		return fmt.Errorf("%s: more than %d Taskfiles through includes: asb approves no folder it cannot read whole", file, maxIncluded)
+	}
+	raw, ok := s.Files[file]
+	if !ok {
+		return nil
+	}
+	incs, err := runner.ParseIncludes(raw)
+	if err != nil {
+		return fmt.Errorf("%s: %w", file, err)
+	}
+	for _, inc := range incs {
+		rel, err := includePath(file, inc)
+		if err != nil {
+			return err
+		}
+		files, err := s.readIncluded(root, rel)
+		if err != nil {
+			return err
+		}
+		for _, f := range files {
+			if err := s.readIncludes(root, f, seen); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// readIncluded adds the included rel (a file, or a folder's YAML files)
+// to the set and returns what it added. A missing one adds nothing: go-task
+// then fails, or skips an optional include, and runs nothing from it.
+func (s *TrustSet) readIncluded(root *folderfs.Root, rel string) ([]string, error) {
+	fi, err := root.Lstat(rel)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, folderfs.Explain(rel, err)
+	}
+	if !fi.IsDir() {
+		return []string{rel}, s.readFile(root, rel, fs.FileInfoToDirEntry(fi))
+	}
+	entries, err := fs.ReadDir(root.FS(), rel)
+	if err != nil {
+		return nil, folderfs.Explain(rel, err)
+	}
+	var out []string
+	for _, e := range entries {
+		if ext := path.Ext(e.Name()); e.IsDir() || (ext != ".yml" && ext != ".yaml") {
+			continue
+		}
+		p := path.Join(rel, e.Name())
+		if err := s.readFile(root, p, e); err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// includePath is the folder-relative path an include of file names, or
+// why asb cannot pin it to files of the folder.
+func includePath(file string, inc runner.Include) (string, error) {
+	t := inc.Taskfile
+	refuse := func(why string) (string, error) {
+		return "", fmt.Errorf("%s includes %q (as %s): not supported by asb: %s, so an approval of the folder could not cover what go-task would run; include a Taskfile inside the outer folder by its relative path", file, t, inc.Namespace, why)
+	}
+	switch {
+	case strings.Contains(t, "{{"):
+		return refuse("its path is a template, known only when go-task runs")
+	case strings.Contains(t, "://") || strings.HasPrefix(t, "git@"):
+		return refuse("it is fetched from elsewhere")
+	case path.IsAbs(t) || strings.HasPrefix(t, "~"):
+		return refuse("it lies outside the outer folder")
+	}
+	rel := path.Clean(path.Join(path.Dir(file), t))
+	if rel == ".." || strings.HasPrefix(rel, "../") {
+		return refuse("it lies outside the outer folder")
+	}
+	return rel, nil
+}
