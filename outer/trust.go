@@ -241,6 +241,8 @@ func CheckTrust(dir string, tree fs.FS, getenv func(string) string) (*Verdict, e
 		if serr == nil {
 			_ = store.Approve(dir, set.Hash()) // the next check is one stat
 		}
+	case renderedBefore(dir, set, render):
+		v.Why = "it is what an earlier asb rendered from " + schema.RecordFile + ", and this asb renders it differently (its templates changed; the files that differ are as .asb-base/ records them): asb update brings the folder to this asb's render, or approve it as it is"
 	default:
 		v.Why = "it differs from what asb renders from " + schema.RecordFile + ", and you have not approved this content"
 	}
