@@ -26,10 +26,28 @@ import (
 // a random key of this clone (32 bytes, 0600, never leaves .asb/), so the
 // stamp tells a change and reveals nothing of a value — not even a short
 // token, which a plain hash would let anyone try guesses against.
+//
+// Each VM has its stamp (the folder's, and each session's, in
+// SecretsStampDir): a change restarts every VM that started with the old
+// values, not only the first one attached after it.
 const (
-	SecretsStampPath = ".asb/secrets.stamp"
-	secretsKeyPath   = ".asb/secrets.key"
+	SecretsStampDir = ".asb/secrets-stamps"
+	// legacyStampPath is the one stamp of a folder whose Taskfile (made
+	// before asb update) names no VM to asb secret stamp.
+	legacyStampPath = ".asb/secrets.stamp"
+	secretsKeyPath  = ".asb/secrets.key"
 )
+
+// secretsStampPath is vm's stamp; "" names the folder's legacy one.
+func secretsStampPath(vm string) (string, error) {
+	if vm == "" {
+		return legacyStampPath, nil
+	}
+	if !validResourceName(vm) || strings.HasPrefix(vm, ".") {
+		return "", fmt.Errorf("%q is not a VM name asb makes (lowercase letters, digits, - _ .)", vm)
+	}
+	return SecretsStampDir + "/" + vm, nil
+}
 
 // SecretValues are the values the VM's secrets get when it starts: each
 // variable of secrets.yaml from its recorded command (asb secret add
@@ -113,8 +131,12 @@ func secretsKey(dir string) ([]byte, error) {
 	return key, nil
 }
 
-// StampSecrets records the fingerprint of the values the VM starts with.
-func StampSecrets(ctx context.Context, dir string, getenv func(string) string, stderr io.Writer) error {
+// StampSecrets records the fingerprint of the values vm starts with.
+func StampSecrets(ctx context.Context, dir, vm string, getenv func(string) string, stderr io.Writer) error {
+	rel, err := secretsStampPath(vm)
+	if err != nil {
+		return err
+	}
 	vals, err := SecretValues(ctx, dir, getenv, stderr)
 	if err != nil {
 		return err
@@ -123,14 +145,22 @@ func StampSecrets(ctx context.Context, dir string, getenv func(string) string, s
 	if err != nil {
 		return err
 	}
-	return generator.WriteFileAtomic(dir, SecretsStampPath, []byte(fp+"\n"), 0o600)
+	return generator.WriteFileAtomic(dir, rel, []byte(fp+"\n"), 0o600)
 }
 
-// SecretsChanged reports whether the secrets' values differ from those the
-// VM was started with; false when no start was recorded (nothing to
-// compare with: a VM asb did not start, or one started before this asb).
-func SecretsChanged(ctx context.Context, dir string, getenv func(string) string, stderr io.Writer) (bool, error) {
-	stamp, err := os.ReadFile(filepath.Join(dir, SecretsStampPath))
+// SecretsChanged reports whether the secrets' values differ from those vm
+// was started with; false when no start was recorded (nothing to compare
+// with: a VM asb did not start, or one started before this asb). A folder
+// whose Taskfile stamps no VM by name has the one legacy stamp.
+func SecretsChanged(ctx context.Context, dir, vm string, getenv func(string) string, stderr io.Writer) (bool, error) {
+	rel, err := secretsStampPath(vm)
+	if err != nil {
+		return false, err
+	}
+	stamp, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(rel)))
+	if errors.Is(err, fs.ErrNotExist) {
+		stamp, err = os.ReadFile(filepath.Join(dir, legacyStampPath))
+	}
 	if err != nil {
 		return false, nil //nolint:nilerr // no stamp: no start to compare with
 	}

@@ -250,21 +250,26 @@ func runRm(ctx context.Context, o *Options) error {
 	return nil
 }
 
-// newStampCmd is `asb secret stamp`, which vm:create and vm:start run once
-// the VM started: a fingerprint of the values it started with (keyed,
+// newStampCmd is `asb secret stamp VM`, which vm:create and vm:start run
+// once the VM started: a fingerprint of the values it started with (keyed,
 // revealing none), so that asb task agent restarts it when they change.
+// Each VM (the folder's, a session's) has its own.
 func newStampCmd(opts *Options) *cobra.Command {
 	return &cobra.Command{
-		Use:    "stamp",
-		Short:  "Record a fingerprint of the secrets' values the VM started with (the Taskfile runs this)",
+		Use:    "stamp [VM]",
+		Short:  "Record a fingerprint of the secrets' values VM started with (the Taskfile runs this)",
 		Hidden: true,
-		Args:   cmdutil.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		Args:   cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
 			dir, err := cmdutil.FolderDir(opts.Factory.Getwd, opts.Dir)
 			if err != nil {
 				return err
 			}
-			return runner.StampSecrets(cmd.Context(), dir, opts.Factory.Getenv, opts.Factory.IO.ErrOut)
+			vm := ""
+			if len(args) == 1 {
+				vm = args[0]
+			}
+			return runner.StampSecrets(cmd.Context(), dir, vm, opts.Factory.Getenv, opts.Factory.IO.ErrOut)
 		},
 	}
 }
