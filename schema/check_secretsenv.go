@@ -3,6 +3,7 @@ package schema
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -31,13 +32,36 @@ func (c *checker) checkSecretsEnv() {
 	}
 	c.checkIgnored()
 	if ok {
-		tracked, err := c.tracked(SecretsEnvFile)
-		if err == nil && tracked {
-			c.add(Problem{File: SecretsEnvFile, Severity: SeverityError,
-				Msg: "secrets.env is tracked by git: its values are in the repository",
-				Fix: "git rm --cached secrets.env, commit, and rotate every credential it ever held"})
+		if p := c.trackedEnv(); p != nil {
+			c.add(*p)
 		}
 	}
+}
+
+// trackedEnv is the problem of a secrets.env that git tracks: its values
+// are in the repository, and a clone brings whoever pushed it's values.
+func (c *checker) trackedEnv() *Problem {
+	tracked, err := c.tracked(SecretsEnvFile)
+	if err != nil || !tracked {
+		return nil
+	}
+	return &Problem{File: SecretsEnvFile, Severity: SeverityError,
+		Msg: "secrets.env is tracked by git: its values are in the repository",
+		Fix: "git rm --cached secrets.env, commit, and rotate every credential it ever held"}
+}
+
+// SecretsEnvTracked refuses the outer folder dir's secrets.env when git
+// tracks it (validate's rule): what msb would get then is the repository's,
+// from whoever pushed it, not this user's.
+func SecretsEnvTracked(ctx context.Context, dir string) error {
+	if _, err := os.Lstat(filepath.Join(dir, SecretsEnvFile)); err != nil {
+		return nil //nolint:nilerr // no secrets.env: nothing of it is used
+	}
+	c := newChecker(dir, CheckOptions{Context: ctx})
+	if p := c.trackedEnv(); p != nil {
+		return fmt.Errorf("refused: %s (%s)", p.Msg, p.Fix)
+	}
+	return nil
 }
 
 // parseEnv notes which names secrets.env sets (the values are dropped).

@@ -77,9 +77,10 @@ func secretsOf(dir string, tf *ast.Taskfile) (names, values []string) {
 }
 
 // dotenvFiles are the dotenv files of the Taskfile (its own and its
-// tasks'), absolute.
+// tasks'), absolute, and secrets.env always: asb's Taskfile reads it
+// through asb secret exec, not dotenv, and an error may still quote it.
 func dotenvFiles(dir string, tf *ast.Taskfile) []string {
-	var out []string
+	out := []string{filepath.Join(dir, schema.SecretsEnvFile)}
 	for _, f := range tf.Dotenv {
 		out = append(out, absIn(dir, f))
 	}

@@ -67,13 +67,21 @@ func runExec(ctx context.Context, o *Options, argv []string) error {
 	if err != nil {
 		return err
 	}
+	if err := schema.SecretsEnvTracked(ctx, dir); err != nil {
+		return err
+	}
 	env := os.Environ()
-	vals, err := runner.FromCommands(ctx, dir, o.Factory.Getenv, env, o.Factory.IO.ErrOut)
+	// The secrets' values, and nothing else of secrets.env: the Taskfile
+	// has no dotenv, so no other variable of that file reaches msb or any
+	// other command (an LD_PRELOAD there would run in every one of them).
+	vals, err := runner.SecretValues(ctx, dir, o.Factory.Getenv, o.Factory.IO.ErrOut)
 	if err != nil {
 		return err
 	}
 	for k, v := range vals {
-		env = setEnv(env, k, v)
+		if v != "" {
+			env = setEnv(env, k, v)
+		}
 	}
 	if o.Factory.Exec != nil {
 		if err := o.Factory.Exec(argv, env, dir); err != nil {
