@@ -34,15 +34,17 @@ create() {
 }
 
 # flaky CMD…: CMD, run once more when it failed in one of the ways msb
-# fails by itself under emulation (the message says which); any other
-# failure stands.
-FLAKES='before agent relay became available|exec session ended without exit event'
+# fails by itself under emulation (the message, on either stream, says
+# which: the relay or the agent not up in time on a loaded host, an exec
+# without its exit event); any other failure stands.
+FLAKES='before agent relay became available|exec session ended without exit event|startup timed out after .* before agent readiness'
 flaky() {
-	"$@" 2>"$DATA/.flaky.err"
+	"$@" >"$DATA/.flaky.out" 2>"$DATA/.flaky.err"
 	_frc=$?
+	cat "$DATA/.flaky.out"
 	cat "$DATA/.flaky.err" >&2
 	[ $_frc = 0 ] && return 0
-	_why=$(grep -oE "$FLAKES" "$DATA/.flaky.err" | head -n1)
+	_why=$(cat "$DATA/.flaky.out" "$DATA/.flaky.err" | grep -oE "$FLAKES" | head -n1 | cut -c1-60)
 	[ -n "$_why" ] || return $_frc
 	echo "$_n:$_why" | tr ' ' _ >>"$DATA/retried"
 	"$@"

@@ -116,7 +116,7 @@ step reap_int boot_and INT vm:create
 left() { sleep 2; echo "machines: $(machines | wc -l)"; echo "vms: $(msb ls -q | tr '\n' ' ')"; }
 step reap_int_left left
 step reap_kill boot_and KILL agent
-step reap_next timeout 300 ptyrun asb task agent
+step reap_next flaky timeout 300 ptyrun asb task agent
 step reap_next_left left
 step cleanup asb task vm:rm
 
