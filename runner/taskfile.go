@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -129,6 +130,14 @@ type Include struct {
 // ParseIncludes returns the includes of a Taskfile's content, read by
 // go-task's own parser.
 func ParseIncludes(raw []byte) ([]Include, error) {
+	// A document in which no key can spell "includes" has none, and the
+	// warm path need not parse it whole: the word appears literally in any
+	// plain, single-quoted or block key; a double-quoted key can spell it
+	// only with a backslash escape; UTF-16 and UTF-32 (which the YAML
+	// parser decodes) hold NUL bytes.
+	if !bytes.Contains(raw, []byte("includes")) && !bytes.ContainsAny(raw, "\\\x00") {
+		return nil, nil
+	}
 	var tf struct {
 		Includes *ast.Includes `yaml:"includes"`
 	}
