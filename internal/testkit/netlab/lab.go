@@ -35,6 +35,8 @@ type Config struct {
 	Cert string // PEM of the servers' certificate (every name and address)
 	Key  string // PEM of its key
 	Log  string // where requests are recorded, one JSON line each
+	// Model, when set, serves the scripted stand-in model on its host.
+	Model *Model `json:",omitempty"`
 }
 
 // Request is one recorded request.
