@@ -1,10 +1,13 @@
 # realimage.sh: the real toolchain image's guest session
-# (TestRealBootRealImage), after guestLib and prelude.sh. /data/outer is
-# the folder asb init wrote for OpenCode, untouched (asb's own render:
+# (TestRealBootRealImage), after guestLib and prelude.sh (and, in the
+# nested guest, lab.sh with lab_up run as root: the network lab). /data/outer
+# is the folder asb init wrote for OpenCode, untouched (asb's own render:
 # nothing to approve); the image podman built from its toolchain/ on the
 # test's host is image.tar (loading it takes minutes under emulation).
 cd "$DATA/outer" || exit 1
 CREATE_LIMIT=900
 create real_create || exit 1
 step real_exec flaky asb task vm:exec -- sh -c 'id -un; id -u; pwd; opencode --version; node --version; podman --version'
+# The real agent end to end, where the lab runs (net/agent.sh).
+if [ -f "$DATA/net/agent.sh" ]; then . "$DATA/net/agent.sh"; fi
 step real_rm asb task vm:rm

@@ -1,0 +1,246 @@
+package e2e
+
+import (
+	_ "embed"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/agents-sandbox/asb/internal/testkit/fakemodel"
+	"github.com/agents-sandbox/asb/internal/testkit/netlab"
+	"github.com/agents-sandbox/asb/internal/testkit/testenv"
+)
+
+// The real agent end to end, in the real image's guest session
+// (boot_image_real_test.go) where the host is the nested guest: the lab
+// serves the scripted model on OpenCode's provider host, and `asb task
+// agent -- run --auto PROMPT` runs the real OpenCode in the real image's
+// VM against it, through msb's proxy (docs/boot-network.md).
+
+//go:embed testdata/net/agent.sh
+var agentScenario string
+
+//go:embed testdata/net/tls.sh
+var agentTLSScript string
+
+// canaryOpenCodeNew is OPENCODE_API_KEY's value after the change in
+// secrets.env (host-only, as canaryOpenCode before it).
+const canaryOpenCodeNew = "asb-canary-opencode-new-5d21c8"
+
+// What the model's script has OpenCode write, and where OpenCode's own
+// provider (the preset's, "opencode") is pointed: the lab's model on
+// opencode.ai, the host the preset allows and binds the key to.
+const (
+	agentWrote       = "hello from the fake model\n"
+	agentWroteLater  = "after the new key\n"
+	agentModelHost   = "opencode.ai"
+	agentModelPrefix = "/zen/v1/"
+)
+
+// agentLab writes what the agent's part of the session needs: the lab with
+// the scripted model (a write, the end of the first run, a write in the
+// second), the agent's config pointed at it, secrets.env's next value, and
+// the scenario (net/agent.sh, which realimage.sh sources).
+func agentLab(t *testing.T, g *testenv.Guest, dir string) {
+	t.Helper()
+	g.WriteFile(t, "bin/netlab", testenv.StaticNetlab(t), 0o755)
+	netLabFiles(t, g, &netlab.Model{Host: agentModelHost, Prefix: agentModelPrefix, Log: "/data/net/run/model.json",
+		Steps: []fakemodel.ModelStep{
+			{Tool: "write", Args: map[string]any{"filePath": "/workspace/hello.txt", "content": agentWrote}},
+			{Text: "done"},
+			{Tool: "write", Args: map[string]any{"filePath": "/workspace/rotated.txt", "content": agentWroteLater}},
+		}}, canaryOpenCode, canaryOpenCodeNew)
+	g.WriteFile(t, "net/opencode.json", agentConfig(t, dir), 0o644)
+	g.WriteFile(t, "net/secrets-new.env", []byte("OPENCODE_API_KEY="+canaryOpenCodeNew+"\n"), 0o600)
+	g.WriteFile(t, "net/tls.sh", []byte(agentTLSScript), 0o644)
+	g.WriteFile(t, "net/agent.sh", []byte(agentScenario), 0o644)
+	if os.Getenv("ASB_NET_DEMO") == "break" {
+		g.WriteFile(t, "net/sandbox.yaml", []byte(netBroken(t, dir)), 0o644)
+		t.Log("ASB_NET_DEMO=break: opencode.ai taken out of the folder's network.allow before the agent runs")
+	}
+}
+
+// agentConfig is the folder's opencode/opencode.json as a user would edit
+// it: the preset's provider ("opencode", its key from OPENCODE_API_KEY)
+// with an OpenAI-compatible base URL on its host and the model to use.
+func agentConfig(t *testing.T, dir string) []byte {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(dir, "opencode", "opencode.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c map[string]any
+	if err := json.Unmarshal(raw, &c); err != nil {
+		t.Fatalf("the preset's opencode.json: %v", err)
+	}
+	p, _ := c["provider"].(map[string]any)
+	oc, _ := p["opencode"].(map[string]any)
+	opts, _ := oc["options"].(map[string]any)
+	if opts == nil || opts["apiKey"] != "{env:OPENCODE_API_KEY}" {
+		t.Fatalf("the preset's opencode.json has no provider opencode with the key's reference:\n%s", raw)
+	}
+	opts["baseURL"] = "https://" + agentModelHost + strings.TrimSuffix(agentModelPrefix, "/")
+	oc["npm"] = "@ai-sdk/openai-compatible"
+	oc["models"] = map[string]any{fakemodel.FakeModelID: map[string]any{
+		"name": "Fake", "tool_call": true, "limit": map[string]any{"context": 32000, "output": 4096}}}
+	c["model"] = "opencode/" + fakemodel.FakeModelID
+	c["small_model"] = c["model"]
+	out, err := json.MarshalIndent(c, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// agentSession is the real image's session where the agent ran.
+func agentSession(t *testing.T) *testenv.Session {
+	t.Helper()
+	s, lab := realImageRun(t)
+	if !lab {
+		t.Skip("the network lab runs only in the nested guest (this host boots by itself)")
+	}
+	return s
+}
+
+// agentModelRequests are the requests the model received before and after
+// the change in secrets.env.
+func agentModelRequests(t *testing.T, s *testenv.Session) (before, after []netlab.Request) {
+	t.Helper()
+	reqs, err := netlab.ReadRequests([]byte(ok(t, s, "agent_requests")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := strconv.Atoi(s.Notes["agent_requests_before"])
+	if err != nil {
+		t.Fatalf("the note agent_requests_before: %q", s.Notes["agent_requests_before"])
+	}
+	for i, r := range reqs {
+		if r.Host != agentModelHost || !strings.HasPrefix(r.Path, agentModelPrefix) {
+			continue
+		}
+		if i < n {
+			before = append(before, r)
+		} else {
+			after = append(after, r)
+		}
+	}
+	return before, after
+}
+
+// agentKeys says what each request's Authorization held, without a value:
+// "old", "new" (the real values, before and after the change), or what
+// else it was.
+func agentKeys(reqs []netlab.Request) []string {
+	var out []string
+	for _, r := range reqs {
+		a := strings.Join(r.Header["Authorization"], ",")
+		switch a {
+		case "Bearer " + canaryOpenCode:
+			a = "old"
+		case "Bearer " + canaryOpenCodeNew:
+			a = "new"
+		default:
+			a = strings.NewReplacer(canaryOpenCode, "<old value>", canaryOpenCodeNew, "<new value>").Replace(a)
+		}
+		out = append(out, r.Path+": "+a)
+	}
+	return out
+}
+
+// agentWhy is what the session says about the agent's requests: asb
+// network log's lines for the model host, and the end of what OpenCode
+// printed.
+func agentWhy(s *testenv.Session, step string) string {
+	return "\nasb network log:" + netLogLines(s, "agent", agentModelHost) +
+		"\nasb task agent printed (the end):\n" + lastOf(s.Steps[step].Out+s.Steps[step].Err, 30)
+}
+
+func lastOf(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}
+
+// TestRealNetAgentEndToEnd: `asb task agent -- run --auto PROMPT` runs the
+// real OpenCode in the real image's VM; its requests reach the model on
+// opencode.ai through msb's proxy with the real key from secrets.env in
+// Authorization (the VM holds a placeholder); the model's tool call has
+// OpenCode write a file in /workspace, which is in workspace/ on the host;
+// and no value is in msb's files on the host or in workspace/.
+func TestRealNetAgentEndToEnd(t *testing.T) {
+	s := agentSession(t)
+	ok(t, s, "agent_trust")
+	run := s.Step(t, "agent_run")
+	before, _ := agentModelRequests(t, s)
+	if len(before) == 0 {
+		t.Fatalf("the model at https://%s%s received no request (asb task agent: exit %d)%s",
+			agentModelHost, agentModelPrefix, run.Code, agentWhy(s, "agent_run"))
+	}
+	for i, k := range agentKeys(before) {
+		if !strings.HasSuffix(k, ": old") {
+			t.Errorf("the model's request %d had Authorization %q, want the real value of OPENCODE_API_KEY", i+1, k)
+		}
+	}
+	if run.Code != 0 {
+		t.Fatalf("asb task agent -- run --auto: exit %d%s", run.Code, agentWhy(s, "agent_run"))
+	}
+	if got := ok(t, s, "agent_file"); got != agentWrote {
+		t.Errorf("workspace/hello.txt on the host: %q, want %q", got, agentWrote)
+	}
+	var rep netlab.ModelReport
+	if err := json.Unmarshal([]byte(ok(t, s, "agent_model")), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.ToolResults) == 0 || !strings.Contains(rep.ToolResults[0], "Wrote file successfully") {
+		t.Errorf("OpenCode's result of the write: %q\nthe model got:\n%s", rep.ToolResults, rep.Summary)
+	}
+	if out := strings.TrimSpace(ok(t, s, "agent_no_value")); out != "" {
+		t.Errorf("files on the host (MSB_HOME, TMPDIR, workspace/) holding a secret's value:\n%s", out)
+	}
+	t.Logf("the agent's run: %.1f s; the model got %d requests (%s)", run.Secs, len(before), strings.Join(agentKeys(before), "; "))
+}
+
+// TestRealNetAgentTLS: in the real image's VM, Node.js and Bun (the
+// opencode binary run as bun) accept msb's interception certificate for
+// opencode.ai: each fetch reaches the lab's server, Node.js's signed by
+// msb's CA.
+func TestRealNetAgentTLS(t *testing.T) {
+	s := agentSession(t)
+	st := s.Step(t, "agent_tls")
+	want := []string{`node 200 "microsandbox CA" netlab opencode.ai /tls/node`, "bun 200 netlab opencode.ai /tls/bun"}
+	got := strings.Split(strings.TrimSpace(st.Out), "\n")
+	if st.Code != 0 || len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
+		t.Fatalf("Node.js and Bun fetching https://opencode.ai/ in the VM (exit %d):\n%s%s\nwant:\n%s\nasb network log:%s",
+			st.Code, st.Out, st.Err, strings.Join(want, "\n"), netLogLines(s, "agent", agentModelHost))
+	}
+	t.Logf("in the real image's VM: %s", strings.Join(got, " | "))
+}
+
+// TestRealNetAgentSecretChange: after a change of the value in
+// secrets.env, `asb task agent` restarts the VM (asb says so), and the
+// model receives the new value, the old one no more.
+func TestRealNetAgentSecretChange(t *testing.T) {
+	s := agentSession(t)
+	run := s.Step(t, "agent_rotate")
+	if !strings.Contains(run.Out+run.Err, "the secrets changed since") {
+		t.Errorf("asb task agent after the change did not say it restarts the VM:%s", agentWhy(s, "agent_rotate"))
+	}
+	_, after := agentModelRequests(t, s)
+	if len(after) == 0 {
+		t.Fatalf("after the change the model received no request (asb task agent: exit %d)%s", run.Code, agentWhy(s, "agent_rotate"))
+	}
+	for i, k := range agentKeys(after) {
+		if !strings.HasSuffix(k, ": new") {
+			t.Errorf("after the change, the model's request %d had Authorization %q, want the new value", i+1, k)
+		}
+	}
+	if run.Code != 0 {
+		t.Fatalf("asb task agent after the change: exit %d%s", run.Code, agentWhy(s, "agent_rotate"))
+	}
+	if got := ok(t, s, "agent_rotated"); got != agentWroteLater {
+		t.Errorf("workspace/rotated.txt on the host: %q, want %q", got, agentWroteLater)
+	}
+	t.Logf("after the change: %.1f s (the VM restarted); the model got %d requests", run.Secs, len(after))
+}

@@ -1,0 +1,25 @@
+# tls.sh: in the real image's VM (asb task vm:exec -- sh .tls.sh), Node.js
+# and Bun (the opencode binary, which is Bun-compiled: BUN_BE_BUN=1 makes it
+# the bun CLI) fetch https://opencode.ai/ through msb's TLS interception,
+# each with its own CA store. One line each: RUNTIME STATUS [ISSUER] BODY,
+# or RUNTIME error CODE MESSAGE.
+node -e '
+require("https").get("https://opencode.ai/tls/node", (r) => {
+	const issuer = (r.socket.getPeerCertificate() || {}).issuer || {};
+	let b = "";
+	r.on("data", (d) => (b += d));
+	r.on("end", () => console.log("node", r.statusCode, JSON.stringify(issuer.CN || ""), b.trim()));
+}).on("error", (e) => { console.log("node error", e.code || "-", e.message); process.exitCode = 1; });
+'
+n=$?
+BUN_BE_BUN=1 opencode -e '
+try {
+	const r = await fetch("https://opencode.ai/tls/bun");
+	console.log("bun", r.status, (await r.text()).trim());
+} catch (e) {
+	console.log("bun error", e.code || "-", e.message);
+	process.exitCode = 1;
+}
+'
+b=$?
+[ $n = 0 ] && [ $b = 0 ]
