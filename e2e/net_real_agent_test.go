@@ -27,7 +27,8 @@ var agentScenario string
 var agentTLSScript string
 
 // canaryOpenCodeNew is OPENCODE_API_KEY's value after the change in
-// secrets.env (host-only, as canaryOpenCode before it).
+// secrets.env (host-only, as canaryOpenCode before it), the value the
+// agent's run must send.
 const canaryOpenCodeNew = "asb-canary-opencode-new-5d21c8"
 
 // What the model's script has OpenCode write, and where OpenCode's own
@@ -35,23 +36,20 @@ const canaryOpenCodeNew = "asb-canary-opencode-new-5d21c8"
 // opencode.ai, the host the preset allows and binds the key to.
 const (
 	agentWrote       = "hello from the fake model\n"
-	agentWroteLater  = "after the new key\n"
 	agentModelHost   = "opencode.ai"
 	agentModelPrefix = "/zen/v1/"
 )
 
 // agentLab writes what the agent's part of the session needs: the lab with
-// the scripted model (a write, the end of the first run, a write in the
-// second), the agent's config pointed at it, secrets.env's next value, and
-// the scenario (net/agent.sh, which realimage.sh sources).
+// the scripted model (a write; then "done", which ends the run), the
+// agent's config pointed at it, secrets.env's next value, and the
+// scenario (net/agent.sh, which realimage.sh sources).
 func agentLab(t *testing.T, g *testenv.Guest, dir string) {
 	t.Helper()
 	g.WriteFile(t, "bin/netlab", testenv.StaticNetlab(t), 0o755)
 	netLabFiles(t, g, &netlab.Model{Host: agentModelHost, Prefix: agentModelPrefix, Log: "/data/net/run/model.json",
 		Steps: []fakemodel.ModelStep{
 			{Tool: "write", Args: map[string]any{"filePath": "/workspace/hello.txt", "content": agentWrote}},
-			{Text: "done"},
-			{Tool: "write", Args: map[string]any{"filePath": "/workspace/rotated.txt", "content": agentWroteLater}},
 		}}, canaryOpenCode, canaryOpenCodeNew)
 	g.WriteFile(t, "net/opencode.json", agentConfig(t, dir), 0o644)
 	g.WriteFile(t, "net/secrets-new.env", []byte("OPENCODE_API_KEY="+canaryOpenCodeNew+"\n"), 0o600)
@@ -105,9 +103,9 @@ func agentSession(t *testing.T) *testenv.Session {
 	return s
 }
 
-// agentModelRequests are the requests the model received before and after
+// agentRequests are the requests opencode.ai received before and after
 // the change in secrets.env.
-func agentModelRequests(t *testing.T, s *testenv.Session) (before, after []netlab.Request) {
+func agentRequests(t *testing.T, s *testenv.Session) (before, after []netlab.Request) {
 	t.Helper()
 	reqs, err := netlab.ReadRequests([]byte(ok(t, s, "agent_requests")))
 	if err != nil {
@@ -118,16 +116,26 @@ func agentModelRequests(t *testing.T, s *testenv.Session) (before, after []netla
 		t.Fatalf("the note agent_requests_before: %q", s.Notes["agent_requests_before"])
 	}
 	for i, r := range reqs {
-		if r.Host != agentModelHost || !strings.HasPrefix(r.Path, agentModelPrefix) {
-			continue
-		}
-		if i < n {
+		switch {
+		case r.Host != agentModelHost:
+		case i < n:
 			before = append(before, r)
-		} else {
+		default:
 			after = append(after, r)
 		}
 	}
 	return before, after
+}
+
+// agentModel are the requests of reqs that the model answered.
+func agentModel(reqs []netlab.Request) []netlab.Request {
+	var out []netlab.Request
+	for _, r := range reqs {
+		if strings.HasPrefix(r.Path, agentModelPrefix) {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // agentKeys says what each request's Authorization held, without a value:
@@ -173,14 +181,15 @@ func TestRealNetAgentEndToEnd(t *testing.T) {
 	s := agentSession(t)
 	ok(t, s, "agent_trust")
 	run := s.Step(t, "agent_run")
-	before, _ := agentModelRequests(t, s)
-	if len(before) == 0 {
+	_, after := agentRequests(t, s)
+	model := agentModel(after)
+	if len(model) == 0 {
 		t.Fatalf("the model at https://%s%s received no request (asb task agent: exit %d)%s",
 			agentModelHost, agentModelPrefix, run.Code, agentWhy(s, "agent_run"))
 	}
-	for i, k := range agentKeys(before) {
-		if !strings.HasSuffix(k, ": old") {
-			t.Errorf("the model's request %d had Authorization %q, want the real value of OPENCODE_API_KEY", i+1, k)
+	for i, k := range agentKeys(model) {
+		if !strings.HasSuffix(k, ": new") {
+			t.Errorf("the model's request %d had Authorization %q, want the real value in secrets.env", i+1, k)
 		}
 	}
 	if run.Code != 0 {
@@ -193,13 +202,14 @@ func TestRealNetAgentEndToEnd(t *testing.T) {
 	if err := json.Unmarshal([]byte(ok(t, s, "agent_model")), &rep); err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.ToolResults) == 0 || !strings.Contains(rep.ToolResults[0], "Wrote file successfully") {
+	if len(rep.ToolResults) != 1 || !strings.Contains(rep.ToolResults[0], "Wrote file successfully") {
 		t.Errorf("OpenCode's result of the write: %q\nthe model got:\n%s", rep.ToolResults, rep.Summary)
 	}
 	if out := strings.TrimSpace(ok(t, s, "agent_no_value")); out != "" {
 		t.Errorf("files on the host (MSB_HOME, TMPDIR, workspace/) holding a secret's value:\n%s", out)
 	}
-	t.Logf("the agent's run: %.1f s; the model got %d requests (%s)", run.Secs, len(before), strings.Join(agentKeys(before), "; "))
+	t.Logf("the agent's run: %.1f s, the VM's restart included; the model got %d requests (%s)",
+		run.Secs, len(model), strings.Join(agentKeys(model), "; "))
 }
 
 // TestRealNetAgentTLS: in the real image's VM, Node.js and Bun (the
@@ -218,29 +228,31 @@ func TestRealNetAgentTLS(t *testing.T) {
 	t.Logf("in the real image's VM: %s", strings.Join(got, " | "))
 }
 
-// TestRealNetAgentSecretChange: after a change of the value in
-// secrets.env, `asb task agent` restarts the VM (asb says so), and the
-// model receives the new value, the old one no more.
+// TestRealNetAgentSecretChange: the VM's requests carry the value it
+// started with (Node.js's and Bun's, before the change); after a change
+// of the value in secrets.env, `asb task agent` restarts the VM (asb says
+// so), and every request then carries the new value, none the old.
 func TestRealNetAgentSecretChange(t *testing.T) {
 	s := agentSession(t)
-	run := s.Step(t, "agent_rotate")
-	if !strings.Contains(run.Out+run.Err, "the secrets changed since") {
-		t.Errorf("asb task agent after the change did not say it restarts the VM:%s", agentWhy(s, "agent_rotate"))
-	}
-	_, after := agentModelRequests(t, s)
-	if len(after) == 0 {
-		t.Fatalf("after the change the model received no request (asb task agent: exit %d)%s", run.Code, agentWhy(s, "agent_rotate"))
-	}
-	for i, k := range agentKeys(after) {
-		if !strings.HasSuffix(k, ": new") {
-			t.Errorf("after the change, the model's request %d had Authorization %q, want the new value", i+1, k)
+	before, after := agentRequests(t, s)
+	for _, path := range []string{"/tls/node", "/tls/bun"} {
+		r, found := netRequest(before, agentModelHost, path)
+		if !found {
+			t.Errorf("no request reached %s%s before the change%s", agentModelHost, path, agentWhy(s, "agent_tls"))
+		} else if k := agentKeys([]netlab.Request{r}); k[0] != path+": old" {
+			t.Errorf("before the change: %s, want the value the VM started with", k[0])
 		}
 	}
-	if run.Code != 0 {
-		t.Fatalf("asb task agent after the change: exit %d%s", run.Code, agentWhy(s, "agent_rotate"))
+	run := s.Step(t, "agent_run")
+	if !strings.Contains(run.Out+run.Err, "the secrets changed since") {
+		t.Errorf("asb task agent after the change did not say it restarts the VM:%s", agentWhy(s, "agent_run"))
 	}
-	if got := ok(t, s, "agent_rotated"); got != agentWroteLater {
-		t.Errorf("workspace/rotated.txt on the host: %q, want %q", got, agentWroteLater)
+	if len(after) == 0 {
+		t.Fatalf("after the change opencode.ai received no request%s", agentWhy(s, "agent_run"))
 	}
-	t.Logf("after the change: %.1f s (the VM restarted); the model got %d requests", run.Secs, len(after))
+	for _, k := range agentKeys(after) {
+		if !strings.HasSuffix(k, ": new") {
+			t.Errorf("after the change: %s, want the new value", k)
+		}
+	}
 }

@@ -4,11 +4,12 @@
 # As the user, in the folder asb init wrote for OpenCode:
 # - the agent's config points OpenCode's own provider at the lab's model
 #   (opencode/opencode.json, read-only in the VM), approved with asb trust;
-# - Node.js and Bun fetch https://opencode.ai/ through msb's interception;
-# - asb task agent -- run --auto PROMPT, with a terminal as a user's: the
-#   model's script has OpenCode write workspace/hello.txt;
-# - secrets.env gets a new value; asb task agent again restarts the VM and
-#   the script has OpenCode write workspace/rotated.txt;
+# - Node.js and Bun fetch https://opencode.ai/ through msb's interception,
+#   with the key's placeholder (the value the VM started with arrives);
+# - secrets.env gets a new value, and asb task agent -- run --auto PROMPT,
+#   with a terminal as a user's, restarts the VM for it; the model's script
+#   has OpenCode write workspace/hello.txt (one agent run: each takes
+#   minutes under emulation);
 # - no secret value in msb's files on this host, TMPDIR, or workspace/.
 # net/sandbox.yaml, when present (ASB_NET_DEMO=break), replaces the
 # folder's: opencode.ai in no allow list, and the test must say so.
@@ -17,11 +18,11 @@
 # once more when msb failed by itself (flaky's reasons; through the
 # terminal they are on standard output).
 agent() {
-	step "$1" timeout 420 ptyrun asb task agent -- run --auto "$2" && return 0
+	step "$1" timeout 600 ptyrun asb task agent -- run --auto "$2" && return 0
 	_why=$(grep -ohE "$FLAKES" "$DATA/.step.out" | head -n1)
 	[ -n "$_why" ] || return 1
 	echo "$1:$_why" | tr ' ' _ >>"$DATA/retried"
-	step "$1" timeout 420 ptyrun asb task agent -- run --auto "$2"
+	step "$1" timeout 600 ptyrun asb task agent -- run --auto "$2"
 }
 # The secrets' values, split so that no command line holds one whole.
 pat=""
@@ -35,13 +36,11 @@ step agent_trust asb trust
 cp "$DATA/net/tls.sh" workspace/.tls.sh
 step agent_tls flaky asb task vm:exec -- sh .tls.sh
 rm -f workspace/.tls.sh
+note agent_requests_before "$(wc -l <"$DATA/net/run/requests.jsonl")"
+cp "$DATA/net/secrets-new.env" secrets.env
 agent agent_run "create hello.txt"
 step agent_file cat workspace/hello.txt
 step agent_log asb network log
-note agent_requests_before "$(wc -l <"$DATA/net/run/requests.jsonl")"
-cp "$DATA/net/secrets-new.env" secrets.env
-agent agent_rotate "create rotated.txt"
-step agent_rotated cat workspace/rotated.txt
 step agent_requests cat "$DATA/net/run/requests.jsonl"
 step agent_model cat "$DATA/net/run/model.json"
 # Files under 20 MB: msb's database and logs, the home volume's (OpenCode's

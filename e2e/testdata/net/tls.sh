@@ -1,10 +1,12 @@
 # tls.sh: in the real image's VM (asb task vm:exec -- sh .tls.sh), Node.js
 # and Bun (the opencode binary, which is Bun-compiled: BUN_BE_BUN=1 makes it
 # the bun CLI) fetch https://opencode.ai/ through msb's TLS interception,
-# each with its own CA store. One line each: RUNTIME STATUS [ISSUER] BODY,
-# or RUNTIME error CODE MESSAGE.
+# each with its own CA store, and OPENCODE_API_KEY (the placeholder) in
+# Authorization, which msb substitutes. One line each: RUNTIME STATUS
+# [ISSUER] BODY, or RUNTIME error CODE MESSAGE.
 node -e '
-require("https").get("https://opencode.ai/tls/node", (r) => {
+const auth = { Authorization: "Bearer " + process.env.OPENCODE_API_KEY };
+require("https").get("https://opencode.ai/tls/node", { headers: auth }, (r) => {
 	const issuer = (r.socket.getPeerCertificate() || {}).issuer || {};
 	let b = "";
 	r.on("data", (d) => (b += d));
@@ -14,7 +16,7 @@ require("https").get("https://opencode.ai/tls/node", (r) => {
 n=$?
 BUN_BE_BUN=1 opencode -e '
 try {
-	const r = await fetch("https://opencode.ai/tls/bun");
+	const r = await fetch("https://opencode.ai/tls/bun", { headers: { Authorization: "Bearer " + process.env.OPENCODE_API_KEY } });
 	console.log("bun", r.status, (await r.text()).trim());
 } catch (e) {
 	console.log("bun error", e.code || "-", e.message);
