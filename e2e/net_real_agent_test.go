@@ -208,8 +208,8 @@ func TestRealNetAgentEndToEnd(t *testing.T) {
 	if out := strings.TrimSpace(ok(t, s, "agent_no_value")); out != "" {
 		t.Errorf("files on the host (MSB_HOME, TMPDIR, workspace/) holding a secret's value:\n%s", out)
 	}
-	t.Logf("the agent's run: %.1f s, the VM's restart included; the model got %d requests (%s)",
-		run.Secs, len(model), strings.Join(agentKeys(model), "; "))
+	t.Logf("the agent's run: %.1f s, the VM's restart included; the model got %d requests in %.1f s (%s)",
+		run.Secs, len(model), model[len(model)-1].Time.Sub(model[0].Time).Seconds(), strings.Join(agentKeys(model), "; "))
 }
 
 // TestRealNetAgentTLS: in the real image's VM, Node.js and Bun (the

@@ -48,6 +48,7 @@ type Request struct {
 	Method   string              `json:"method"`
 	Path     string              `json:"path"`
 	Header   map[string][]string `json:"header"`
+	Time     time.Time           `json:"time"` // when it arrived
 }
 
 // ReadRequests reads a request log.

@@ -114,7 +114,7 @@ func (h *recorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // record appends the request to the log.
 func (h *recorder) record(r *http.Request) error {
-	req := Request{Host: r.Host, Method: r.Method, Path: r.URL.RequestURI(), Header: r.Header, TLS: r.TLS != nil}
+	req := Request{Host: r.Host, Method: r.Method, Path: r.URL.RequestURI(), Header: r.Header, TLS: r.TLS != nil, Time: time.Now().UTC()}
 	if a, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok {
 		req.Listener = a.String()
 	}
