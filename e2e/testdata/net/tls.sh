@@ -3,7 +3,8 @@
 # the bun CLI) fetch https://opencode.ai/ through msb's TLS interception,
 # each with its own CA store, and OPENCODE_API_KEY (the placeholder) in
 # Authorization, which msb substitutes. One line each: RUNTIME STATUS
-# [ISSUER] BODY, or RUNTIME error CODE MESSAGE.
+# [ISSUER] BODY, or RUNTIME error CODE MESSAGE; then the CA variables the
+# VM's processes get (the image sets NODE_EXTRA_CA_CERTS too).
 node -e '
 const auth = { Authorization: "Bearer " + process.env.OPENCODE_API_KEY };
 require("https").get("https://opencode.ai/tls/node", { headers: auth }, (r) => {
@@ -24,4 +25,5 @@ try {
 }
 '
 b=$?
+echo "env NODE_EXTRA_CA_CERTS=$NODE_EXTRA_CA_CERTS SSL_CERT_FILE=$SSL_CERT_FILE"
 [ $n = 0 ] && [ $b = 0 ]
