@@ -56,9 +56,19 @@ func agentLab(t *testing.T, g *testenv.Guest, dir string) {
 	g.WriteFile(t, "net/tls.sh", []byte(agentTLSScript), 0o644)
 	g.WriteFile(t, "net/agent.sh", []byte(agentScenario), 0o644)
 	if os.Getenv("ASB_NET_DEMO") == "break" {
-		g.WriteFile(t, "net/sandbox.yaml", []byte(netBroken(t, dir)), 0o644)
+		g.WriteFile(t, "net/sandbox.yaml", []byte(agentBroken(t, dir)), 0o644)
 		t.Log("ASB_NET_DEMO=break: opencode.ai taken out of the folder's network.allow before the agent runs")
 	}
+}
+
+// agentBroken is the folder's sandbox.yaml with another lab name in place
+// of opencode.ai, its only entry: taken out, the list would be empty, and
+// a network with no allow list is no policy, which msb (and asb network
+// check) take for its default, the public internet.
+func agentBroken(t *testing.T, dir string) string {
+	t.Helper()
+	const other = "    - \"api.github.com\"\n"
+	return strings.Replace(netBroken(t, dir), "  allow:\n", "  allow:\n"+other, 1)
 }
 
 // agentConfig is the folder's opencode/opencode.json as a user would edit
