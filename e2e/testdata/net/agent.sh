@@ -34,7 +34,7 @@ cp "$DATA/net/opencode.json" opencode/opencode.json
 [ -f "$DATA/net/sandbox.yaml" ] && cp "$DATA/net/sandbox.yaml" sandbox.yaml
 step agent_trust asb trust
 cp "$DATA/net/tls.sh" workspace/.tls.sh
-step agent_tls flaky asb task vm:exec -- sh .tls.sh
+vmexec agent_tls sh .tls.sh
 rm -f workspace/.tls.sh
 note agent_requests_before "$(wc -l <"$DATA/net/run/requests.jsonl")"
 cp "$DATA/net/secrets-new.env" secrets.env
