@@ -182,7 +182,7 @@ func agentKeys(reqs []netlab.Request) []string {
 // printed.
 func agentWhy(s *testenv.Session, step string) string {
 	return "\nasb network log:" + netLogLines(s, "agent", agentModelHost) +
-		"\nasb task agent printed (the end):\n" + lastOf(s.Steps[step].Out+s.Steps[step].Err, 30)
+		"\n" + step + " printed (the end):\n" + lastOf(s.Steps[step].Out+s.Steps[step].Err, 30)
 }
 
 func lastOf(s string, n int) string {
@@ -254,13 +254,17 @@ func TestRealNetAgentTLS(t *testing.T) {
 func TestRealNetAgentSecretChange(t *testing.T) {
 	s := agentSession(t)
 	before, after := agentRequests(t, s)
+	var missing []string
 	for _, path := range []string{"/tls/node", "/tls/bun"} {
 		r, found := netRequest(before, agentModelHost, path)
 		if !found {
-			t.Errorf("no request reached %s%s before the change%s", agentModelHost, path, agentWhy(s, "agent_tls"))
+			missing = append(missing, agentModelHost+path)
 		} else if k := agentKeys([]netlab.Request{r}); k[0] != path+": old" {
 			t.Errorf("before the change: %s, want the value the VM started with", k[0])
 		}
+	}
+	if len(missing) > 0 {
+		t.Errorf("no request reached %s before the change%s", strings.Join(missing, ", "), agentWhy(s, "agent_tls"))
 	}
 	run := s.Step(t, "agent_run")
 	if !strings.Contains(run.Out+run.Err, "the secrets changed since") {
