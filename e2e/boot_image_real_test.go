@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -17,19 +18,44 @@ import (
 //go:embed testdata/boot/realimage.sh
 var realImageScenario string
 
-// TestRealBootRealImage: the real toolchain image boots as asb's VM, in a
-// guest session of its own (loading the image takes minutes under
-// emulation): the folder asb init writes for OpenCode, untouched (asb's
+// The real image's guest session, shared by TestRealBootRealImage and, in
+// the nested guest, the real agent's end to end (net_real_agent_test.go).
+var realImageSession struct {
+	once    sync.Once
+	s       *testenv.Session
+	lab     bool // the network lab ran, and the agent with it
+	skipped bool
+}
+
+// realImageRun runs the real image's session once per test binary.
+func realImageRun(t *testing.T) (*testenv.Session, bool) {
+	t.Helper()
+	realImageSession.once.Do(func() {
+		defer func() { realImageSession.skipped = t.Skipped() }()
+		realImageSession.s, realImageSession.lab = runRealImage(t)
+	})
+	if realImageSession.skipped {
+		t.Skip("the real image's session was skipped (see the first test that asked for it)")
+	}
+	if realImageSession.s == nil {
+		t.Fatal("the real image's session could not run (see the first test that asked for it)")
+	}
+	return realImageSession.s, realImageSession.lab
+}
+
+// runRealImage: the folder asb init writes for OpenCode, untouched (asb's
 // own render, so its user approves nothing), and the image podman builds
 // here from its toolchain/ on the Debian base made from packages (the
-// image test's layers: whichever runs first builds them). Exec runs as
-// dev in /workspace, with the image's agent, Node.js and podman.
-func TestRealBootRealImage(t *testing.T) {
+// image test's layers: whichever runs first builds them), in a guest
+// session of its own (loading the image takes minutes under emulation).
+// In the nested guest the network lab runs in it too, with the scripted
+// model on OpenCode's provider host, for the agent's end to end.
+func runRealImage(t *testing.T) (*testenv.Session, bool) {
 	g := testenv.NewGuest(t)
 	if g == nil {
-		return
+		return nil, false
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Minute)
 	defer cancel()
 	podman := testenv.CachedPodman(t)
 	asb := testenv.BuildAsb(t)
@@ -42,7 +68,20 @@ func TestRealBootRealImage(t *testing.T) {
 	g.AddStaticAsb(t)
 	g.WriteFile(t, "bin/builder", []byte(guestBuilder), 0o755)
 	g.CopyDir(t, "outer", a.dir)
-	s := g.Run(t, ctx, bootPrelude+realImageScenario, 20*time.Minute)
+	script := bootPrelude + realImageScenario
+	lab := g.Shape == testenv.ShapeNested && os.Getenv(agentSkipEnv) == ""
+	if lab {
+		// As root, before prelude.sh hands over to the user.
+		script = netLabScript + "[ \"$(id -u)\" = 0 ] && lab_up\n" + script
+		agentLab(t, g, a.dir)
+	}
+	return g.Run(t, ctx, script, 30*time.Minute), lab
+}
+
+// TestRealBootRealImage: the real toolchain image boots as asb's VM. Exec
+// runs as dev in /workspace, with the image's agent, Node.js and podman.
+func TestRealBootRealImage(t *testing.T) {
+	s, _ := realImageRun(t)
 	t.Logf("real boot: host shape %s", s.Shape)
 	ok(t, s, "real_create")
 	agent, err := generator.LoadAgent(templates.FS, "opencode")

@@ -28,6 +28,12 @@ import (
 //go:embed testdata/net/scenario.sh
 var netScenario string
 
+// netLabScript defines lab_up, the lab's preparation of the guest as root
+// (the network session's, and the real image's in the nested guest).
+//
+//go:embed testdata/net/lab.sh
+var netLabScript string
+
 // The lab: each name on an address of its own, in an ordinary public
 // range (11.0.0.0/8). Not a documentation range: msb 0.7.2's DNS rebind
 // protection refuses an answer in TEST-NET-3 (203.0.113.0/24) as "private
@@ -117,7 +123,7 @@ func runNetScenario(t *testing.T) *testenv.Session {
 	g.AddStaticAsb(t)
 	g.WriteFile(t, "bin/netlab", lab, 0o755)
 	g.WriteFile(t, "bin/builder", []byte(guestBuilder), 0o755)
-	netLabFiles(t, g)
+	netLabFiles(t, g, nil, netSecretOC, netSecretGH)
 	script := netScenario
 	if f := os.Getenv("ASB_NET_SCENARIO"); f != "" {
 		// Another scenario, to work on a piece of this one (docs/boot.md).
@@ -127,16 +133,19 @@ func runNetScenario(t *testing.T) *testenv.Session {
 		}
 		script = string(raw)
 	}
-	return g.Run(t, ctx, script, 28*time.Minute)
+	return g.Run(t, ctx, netLabScript+script, 28*time.Minute)
 }
 
-// netLabFiles writes the lab's configuration and the scenario's lists.
-func netLabFiles(t *testing.T, g *testenv.Guest) {
+// netLabFiles writes the lab's configuration (with the scripted model,
+// when there is one) and the scenario's lists; values are the secrets'
+// values the scenario looks for where none may be.
+func netLabFiles(t *testing.T, g *testenv.Guest, model *netlab.Model, values ...string) {
 	t.Helper()
 	conf, ca, err := netlab.NewConfig(netNames, netDNS, netPlain, "/data/net/run/requests.jsonl")
 	if err != nil {
 		t.Fatal(err)
 	}
+	conf.Model = model
 	raw, err := json.Marshal(conf)
 	if err != nil {
 		t.Fatal(err)
@@ -162,7 +171,7 @@ func netLabFiles(t *testing.T, g *testenv.Guest) {
 	g.WriteFile(t, "net/presets", lines(netPresets), 0o644)
 	g.WriteFile(t, "net/urls", lines(urls), 0o644)
 	g.WriteFile(t, "net/checks", lines(checks), 0o644)
-	g.WriteFile(t, "net/values", lines([]string{netSecretOC, netSecretGH}), 0o644)
+	g.WriteFile(t, "net/values", lines(values), 0o644)
 }
 
 // netImageFiles are the image's extras beside busybox and the probe:
@@ -224,11 +233,17 @@ func netOuter(t *testing.T, ctx context.Context, preset, image string) string {
 }
 
 // netBreak takes the model host out of the allow list (ASB_NET_DEMO=break,
-// docs/boot.md): the tests must catch it, with asb network log's line.
+// docs/boot-network.md): the tests must catch it, with asb network log's line.
 func netBreak(t *testing.T, dir string) {
 	t.Helper()
-	p := filepath.Join(dir, "sandbox.yaml")
-	raw, err := os.ReadFile(p)
+	writeFile(t, filepath.Join(dir, "sandbox.yaml"), netBroken(t, dir), 0o644)
+	t.Log("ASB_NET_DEMO=break: opencode.ai taken out of the allow preset's network.allow")
+}
+
+// netBroken is the folder's sandbox.yaml without opencode.ai in its allow list.
+func netBroken(t *testing.T, dir string) string {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(dir, "sandbox.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -236,6 +251,5 @@ func netBreak(t *testing.T, dir string) {
 	if !strings.Contains(string(raw), entry) {
 		t.Fatalf("sandbox.yaml has no %q", entry)
 	}
-	writeFile(t, p, strings.Replace(string(raw), entry, "", 1), 0o644)
-	t.Log("ASB_NET_DEMO=break: opencode.ai taken out of the allow preset's network.allow")
+	return strings.Replace(string(raw), entry, "", 1)
 }

@@ -1,10 +1,27 @@
 # realimage.sh: the real toolchain image's guest session
-# (TestRealBootRealImage), after guestLib and prelude.sh. /data/outer is
-# the folder asb init wrote for OpenCode, untouched (asb's own render:
+# (TestRealBootRealImage), after guestLib and prelude.sh (and, in the
+# nested guest, lab.sh with lab_up run as root: the network lab). /data/outer
+# is the folder asb init wrote for OpenCode, untouched (asb's own render:
 # nothing to approve); the image podman built from its toolchain/ on the
 # test's host is image.tar (loading it takes minutes under emulation).
 cd "$DATA/outer" || exit 1
 CREATE_LIMIT=900
+
+# vmexec NAME ARGS…: asb task vm:exec -- ARGS through flaky, and once more
+# when it hung: once, an exec in the real image's VM never returned (no
+# message, the guest idle), and the session waited for its limit.
+vmexec() {
+	_step=$1
+	shift
+	step "$_step" flaky timeout 300 asb task vm:exec -- "$@"
+	_rc=$?
+	[ $_rc = 124 ] || return $_rc
+	echo "$_step:hung" >>"$DATA/retried"
+	step "$_step" flaky timeout 300 asb task vm:exec -- "$@"
+}
+
 create real_create || exit 1
-step real_exec flaky asb task vm:exec -- sh -c 'id -un; id -u; pwd; opencode --version; node --version; podman --version'
+vmexec real_exec sh -c 'id -un; id -u; pwd; opencode --version; node --version; podman --version'
+# The real agent end to end, where the lab runs (net/agent.sh).
+if [ -f "$DATA/net/agent.sh" ]; then . "$DATA/net/agent.sh"; fi
 step real_rm asb task vm:rm

@@ -1,32 +1,21 @@
 # scenario.sh: one guest session of the real-boot network tests
 # (net_real_test.go), in the nested guest only (the lab's servers bind
 # addresses and the name server that msb forwards to: never on a real host).
-# Runs after guestLib (step, note, now). /data holds: bin/ (static asb,
-# asb-task, ptyrun, netlab, the builder stand-in), msb/, image.tar (busybox
-# with netlab and secret-probe), net/ (the lab:
-# lab.json, ca.pem, addrs, presets, urls, checks, values), and one outer
-# folder per network preset, outer-PRESET/.
+# Runs after guestLib (step, note, now) and lab.sh (lab_up). /data holds:
+# bin/ (static asb, asb-task, ptyrun, netlab, the builder stand-in), msb/,
+# image.tar (busybox with netlab and secret-probe), net/ (the lab: lab.json,
+# ca.pem, addrs, presets, urls, checks, values), and one outer folder per
+# network preset, outer-PRESET/.
 #
-# As root: the lab's addresses on lo (no network device: nothing leaves
-# this guest), the name server in resolv.conf (msb forwards the VM's DNS
-# to it), the test CA in the CA bundle (msb verifies upstream TLS against
-# it), the servers started. Then the rest runs as uid 2000, as asb's users.
+# As root: the lab (lab_up, lab.sh), then the rest runs as uid 2000, as
+# asb's users.
 if [ "$(id -u)" = 0 ]; then
 	[ "$GUEST_SHAPE" = nested ] || { note skip "the network lab runs in the nested guest only"; exit 0; }
 	echo 'user:x:2000:2000:user:/data/root:/bin/sh' >>/etc/passwd
 	echo 'user:x:2000:' >>/etc/group
 	chmod 0666 /dev/kvm
-	mkdir -p "$DATA/root" "$DATA/net/run"
-	for a in $(cat "$DATA/net/addrs"); do ip addr add "$a/32" dev lo; done
-	# msb gives the VM IPv4 only when the host has a route to 192.0.2.1
-	# (it probes with a UDP connect): one, to lo, so nothing leaves.
-	ip route add 192.0.2.0/24 dev lo
-	echo "nameserver $(cat "$DATA/net/dns")" >/etc/resolv.conf
-	cat "$DATA/net/ca.pem" >>/etc/ssl/certs/ca-certificates.crt
-	"$DATA/bin/netlab" serve "$DATA/net/lab.json" "$DATA/net/run/ready" 2>"$DATA/net/run/serve.log" &
-	i=0
-	while [ ! -f "$DATA/net/run/ready" ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
-	note lab "$(cat "$DATA/net/run/ready" 2>/dev/null || echo "not ready: $(cat "$DATA/net/run/serve.log")")"
+	mkdir -p "$DATA/root"
+	lab_up
 	chown -R 2000:2000 "$DATA"
 	su -p -s /bin/sh user -c "sh $DATA/run.sh"
 	kill %1 2>/dev/null

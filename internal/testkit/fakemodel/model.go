@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"strings"
 	"sync"
-	"testing"
 	"time"
 )
 
@@ -58,27 +57,48 @@ type Model struct {
 	reqs  []ModelRequest
 }
 
-// StartModel serves the script on 127.0.0.1 at a free port until the test
-// ends: POST /v1/chat/completions (server-sent events when the request has
-// "stream": true, one JSON object otherwise) and GET /v1/models.
-func StartModel(t testing.TB, steps ...ModelStep) *Model {
-	t.Helper()
-	return StartModelOn(t, "127.0.0.1:0", steps...)
+// TB is what StartModel needs of a test (testing.TB has it); the package
+// does not import testing, so a program (the network lab's) can serve a
+// Model too.
+type TB interface {
+	Helper()
+	Fatalf(format string, args ...any)
+	Logf(format string, args ...any)
+	Cleanup(func())
+	Failed() bool
 }
 
-// StartModelOn is StartModel listening on addr.
-func StartModelOn(t testing.TB, addr string, steps ...ModelStep) *Model {
-	t.Helper()
+// New makes the stand-in for the script, not yet serving: it is an
+// http.Handler, for a server of the caller's.
+func New(steps ...ModelStep) (*Model, error) {
 	m := &Model{steps: steps}
 	for i, s := range steps {
 		b := []byte("{}")
 		if s.Args != nil {
 			var err error
 			if b, err = json.Marshal(s.Args); err != nil {
-				t.Fatalf("fake model: step %d: the arguments of %s: %v", i+1, s.Tool, err)
+				return nil, fmt.Errorf("fake model: step %d: the arguments of %s: %w", i+1, s.Tool, err)
 			}
 		}
 		m.args = append(m.args, string(b))
+	}
+	return m, nil
+}
+
+// StartModel serves the script on 127.0.0.1 at a free port until the test
+// ends: POST /v1/chat/completions (server-sent events when the request has
+// "stream": true, one JSON object otherwise) and GET /v1/models.
+func StartModel(t TB, steps ...ModelStep) *Model {
+	t.Helper()
+	return StartModelOn(t, "127.0.0.1:0", steps...)
+}
+
+// StartModelOn is StartModel listening on addr.
+func StartModelOn(t TB, addr string, steps ...ModelStep) *Model {
+	t.Helper()
+	m, err := New(steps...)
+	if err != nil {
+		t.Fatalf("%v", err)
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {

@@ -290,3 +290,11 @@ func TestPiecesKeepUTF8Whole(t *testing.T) {
 		}
 	}
 }
+
+// New refuses a step whose arguments are not JSON, saying which step.
+func TestNewRefusesArgumentsThatAreNotJSON(t *testing.T) {
+	_, err := New(ModelStep{Text: "hi"}, ModelStep{Tool: "write", Args: map[string]any{"bad": make(chan int)}})
+	if err == nil || !strings.Contains(err.Error(), "step 2") || !strings.Contains(err.Error(), "write") {
+		t.Fatalf("New: %v, want an error naming step 2 and its tool", err)
+	}
+}

@@ -35,6 +35,8 @@ type Config struct {
 	Cert string // PEM of the servers' certificate (every name and address)
 	Key  string // PEM of its key
 	Log  string // where requests are recorded, one JSON line each
+	// Model, when set, serves the scripted stand-in model on its host.
+	Model *Model `json:",omitempty"`
 }
 
 // Request is one recorded request.
@@ -46,6 +48,7 @@ type Request struct {
 	Method   string              `json:"method"`
 	Path     string              `json:"path"`
 	Header   map[string][]string `json:"header"`
+	Time     time.Time           `json:"time"` // when it arrived
 }
 
 // ReadRequests reads a request log.

@@ -26,7 +26,10 @@ func (c *Config) Serve(ctx context.Context, ready func(), logf func(string, ...a
 		return err
 	}
 	defer rec.Close()
-	h := &recorder{out: rec}
+	h, err := c.handler(&recorder{out: rec})
+	if err != nil {
+		return err
+	}
 	var lns []net.Listener
 	closeAll := func() {
 		for _, ln := range lns {
@@ -102,7 +105,16 @@ type recorder struct {
 }
 
 func (h *recorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	req := Request{Host: r.Host, Method: r.Method, Path: r.URL.RequestURI(), Header: r.Header, TLS: r.TLS != nil}
+	if err := h.record(r); err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	answer(w, r)
+}
+
+// record appends the request to the log.
+func (h *recorder) record(r *http.Request) error {
+	req := Request{Host: r.Host, Method: r.Method, Path: r.URL.RequestURI(), Header: r.Header, TLS: r.TLS != nil, Time: time.Now().UTC()}
 	if a, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok {
 		req.Listener = a.String()
 	}
@@ -110,17 +122,31 @@ func (h *recorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		req.SNI = r.TLS.ServerName
 	}
 	line, err := json.Marshal(req)
-	if err == nil {
-		h.mu.Lock()
-		_, err = h.out.Write(append(line, '\n'))
-		if err == nil {
-			err = h.out.Sync()
-		}
-		h.mu.Unlock()
-	}
 	if err != nil {
-		http.Error(w, err.Error(), http.StatusInternalServerError)
-		return
+		return err
 	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if _, err = h.out.Write(append(line, '\n')); err != nil {
+		return err
+	}
+	return h.out.Sync()
+}
+
+// answer is the lab's answer to anything but the model: "netlab HOST PATH".
+func answer(w http.ResponseWriter, r *http.Request) {
 	fmt.Fprintf(w, "netlab %s %s\n", r.Host, r.URL.Path)
+}
+
+// handler is the servers' handler: the recorder, and the model's answers
+// on its host when the lab serves one.
+func (c *Config) handler(rec *recorder) (http.Handler, error) {
+	if c.Model == nil {
+		return rec, nil
+	}
+	m, err := newModelHandler(c.Model, http.HandlerFunc(answer))
+	if err != nil {
+		return nil, err
+	}
+	return recordThen{rec: rec, h: m}, nil
 }

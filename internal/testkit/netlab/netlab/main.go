@@ -1,6 +1,7 @@
 // Command netlab is the network lab of the real-boot network tests
 // (package netlab): `netlab serve CONFIG` runs the name and web servers in
-// the nested guest; `netlab probe [-H NAME=VALUE]... URL...` runs in the
+// the nested guest (and the scripted model on its host when the config
+// has one: netlab.Model); `netlab probe [-H NAME=VALUE]... URL...` runs in the
 // microVM and prints one JSON line per URL. Built statically for the
 // guest's data disk and the test image; never linked into asb.
 package main

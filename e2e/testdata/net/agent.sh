@@ -1,0 +1,48 @@
+# agent.sh: the real agent end to end (net_real_agent_test.go), sourced by
+# realimage.sh in the nested guest once the real image's VM has run (the
+# lab is up: lab.sh, with the scripted model on https://opencode.ai/zen/v1).
+# As the user, in the folder asb init wrote for OpenCode:
+# - the agent's config points OpenCode's own provider at the lab's model
+#   (opencode/opencode.json, read-only in the VM), approved with asb trust;
+# - Node.js and Bun fetch https://opencode.ai/ through msb's interception,
+#   with the key's placeholder (the value the VM started with arrives);
+# - secrets.env gets a new value, and asb task agent -- run --auto PROMPT,
+#   with a terminal as a user's, restarts the VM for it; the model's script
+#   has OpenCode write workspace/hello.txt (one agent run: each takes
+#   minutes under emulation);
+# - no secret value in msb's files on this host, TMPDIR, or workspace/.
+# net/sandbox.yaml, when present (ASB_NET_DEMO=break), replaces the
+# folder's: opencode.ai in no allow list, and the test must say so.
+
+# agent NAME PROMPT: `asb task agent -- run --auto PROMPT` with a terminal;
+# once more when msb failed by itself (flaky's reasons; through the
+# terminal they are on standard output).
+agent() {
+	step "$1" timeout 600 ptyrun asb task agent -- run --auto "$2" && return 0
+	_why=$(grep -ohE "$FLAKES" "$DATA/.step.out" | head -n1)
+	[ -n "$_why" ] || return 1
+	echo "$1:$_why" | tr ' ' _ >>"$DATA/retried"
+	step "$1" timeout 600 ptyrun asb task agent -- run --auto "$2"
+}
+# The secrets' values, split so that no command line holds one whole.
+pat=""
+while read -r c; do
+	[ -n "$c" ] && pat="$pat -e '${c%??????}''${c#"${c%??????}"}'"
+done <"$DATA/net/values"
+
+cp "$DATA/net/opencode.json" opencode/opencode.json
+[ -f "$DATA/net/sandbox.yaml" ] && cp "$DATA/net/sandbox.yaml" sandbox.yaml
+step agent_trust asb trust
+cp "$DATA/net/tls.sh" workspace/.tls.sh
+vmexec agent_tls sh .tls.sh
+rm -f workspace/.tls.sh
+note agent_requests_before "$(wc -l <"$DATA/net/run/requests.jsonl")"
+cp "$DATA/net/secrets-new.env" secrets.env
+agent agent_run "create hello.txt"
+step agent_file cat workspace/hello.txt
+step agent_log asb network log
+step agent_requests cat "$DATA/net/run/requests.jsonl"
+step agent_model cat "$DATA/net/run/model.json"
+# Files under 20 MB: msb's database and logs, the home volume's (OpenCode's
+# own logs and storage), not the image's layers or the VM's disk images.
+step agent_no_value sh -c "find '$MSB_HOME' '$TMPDIR' workspace -type f -size -20M -exec grep -lsF $pat {} + ; true"
