@@ -142,7 +142,7 @@ func denyFromAllowList(st netState, hosts []string, e *NetEdit) {
 		return slices.ContainsFunc(hosts, func(h string) bool { return strings.EqualFold(a, h) })
 	})
 	if len(left) == 0 {
-		e.Refusal = "that would empty network.allow, and msb 0.7.2 treats an empty allow list as the whole public internet; to block every host write `network: none` in sandbox.yaml"
+		e.Refusal = "that would empty network.allow: " + schema.EmptyAllowList + "; to block every host write `network: none` in sandbox.yaml"
 		return
 	}
 	var toDeny []string

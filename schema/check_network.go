@@ -51,8 +51,16 @@ func (c *checker) checkNetwork() {
 	case nw.Policy == "public":
 		c.at(SandboxFile, n, SeverityWarning, "network", "use network: {allow: [HOST, …]} to allow only the hosts the agent needs",
 			"network is public: the VM can reach the whole public internet (egress is not limited to the agent's hosts)")
+	case nw.Policy == "" && len(nw.Allow) == 0 && c.sbL.hasKey("network.allow"):
+		c.at(SandboxFile, c.sbL.at["network.allow"], SeverityError, "network.allow",
+			"write network: none to block every host (or network: public, if the whole public internet is meant)",
+			"not supported by asb: an empty allow list, because %s", EmptyAllowList)
 	}
 	// (Each allow and deny entry is a schema.Host: the loader checks it.)
 }
 
 func (l *loader) hasKey(key string) bool { return l.at[key] != nil }
+
+// EmptyAllowList is why an empty network.allow is refused, by validate and
+// by the edits that would leave one.
+const EmptyAllowList = "msb 0.7.2 takes an empty allow list for none at all, and lets the VM reach the whole public internet"

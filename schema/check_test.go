@@ -279,6 +279,7 @@ func badCases() []badCase {
 		{name: "agent config target writable", files: sb(replace(goodSandbox, "  - bind: ./opencode\n    target: /home/dev/.config/opencode\n    readonly: true\n", "  - tmpfs: {size: 1M}\n    target: /home/dev/.config/opencode\n")), want: "sandbox.yaml:10:13: error: /home/dev/.config/opencode is opencode's config folder in the VM and is mounted writable"},
 
 		// --- the boundary: network ---
+		{name: "network empty allow", files: sb(replace(goodSandbox, "network:\n  allow:\n    - opencode.ai\n    - api.github.com\n", "network:\n  allow: []\n")), want: "sandbox.yaml:13:10: error: not supported by asb: an empty allow list, because msb 0.7.2 takes an empty allow list for none at all"},
 		{name: "network open", files: sb(replace(goodSandbox, "network:\n  allow:\n    - opencode.ai\n    - api.github.com\n", "network: open\n")), want: "sandbox.yaml:12:10: warning: network is open"},
 		{name: "network public", files: sb(replace(goodSandbox, "network:\n  allow:\n    - opencode.ai\n    - api.github.com\n", "network:\n  policy: public\n")), want: "sandbox.yaml:13:11: warning: network is public"},
 		{name: "network missing", files: sb(replace(goodSandbox, "network:\n  allow:\n    - opencode.ai\n    - api.github.com\n", "")), want: "sandbox.yaml: warning: there is no network key"},
