@@ -92,7 +92,7 @@ bare_create() {
 		--conf sandbox.yaml --secret-conf secrets.yaml --mount-named bare-home:/home/dev \
 		--mount-owned /var/lib/containers:kind=disk,size=8G
 }
-step x_msb_create bare_create
+step x_msb_create flaky bare_create
 step x_msb_rm msb rm --force bare
 
 # Item 4: Ctrl-C and kill -9 against a boot that is really booting. asb
