@@ -163,6 +163,18 @@ func (s *TrustSet) Hash() string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
+// namesWith lists, sorted, the files of s and of o.
+func (s *TrustSet) namesWith(o *TrustSet) []string {
+	names := s.names()
+	for _, n := range o.names() {
+		if _, ok := s.Files[n]; !ok {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
 func (s *TrustSet) names() []string {
 	names := make([]string, 0, len(s.Files))
 	for n := range s.Files {
@@ -259,14 +271,7 @@ func (v *Verdict) PrintDiff(ctx context.Context, w io.Writer, git runner.Git) er
 	if render == nil {
 		render = &TrustSet{Files: map[string][]byte{}}
 	}
-	names := v.Set.names()
-	for _, n := range render.names() {
-		if _, ok := v.Set.Files[n]; !ok {
-			names = append(names, n)
-		}
-	}
-	sort.Strings(names)
-	for _, n := range names {
+	for _, n := range v.Set.namesWith(render) {
 		ours, theirs := v.Set.Files[n], render.Files[n]
 		if bytes.Equal(ours, theirs) {
 			continue

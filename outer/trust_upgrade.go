@@ -22,14 +22,8 @@ func renderedBefore(dir string, set, render *TrustSet) bool {
 		return false
 	}
 	defer root.Close()
-	names := set.names()
-	for _, n := range render.names() {
-		if _, ok := set.Files[n]; !ok {
-			names = append(names, n)
-		}
-	}
 	differ := false
-	for _, n := range names {
+	for _, n := range set.namesWith(render) {
 		ours, ok := set.Files[n]
 		if ok && bytes.Equal(ours, render.Files[n]) {
 			continue
