@@ -10,6 +10,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/agents-sandbox/asb/runner"
 )
 
 // cmd is one command to time; prep runs before run i (untimed).
@@ -148,7 +150,7 @@ func (w *workspace) pairs(taskBin string) ([]pair, error) {
 // cannot do less than run them; what asb adds is its own start and the
 // reading of the record.
 func warmScript(outer string) (string, error) {
-	files, err := filepath.Glob(filepath.Join(outer, ".asb", "warm", "*.json"))
+	files, err := filepath.Glob(filepath.Join(outer, filepath.FromSlash(runner.WarmDir), "*.json"))
 	if err != nil || len(files) != 1 {
 		return "", fmt.Errorf("want one warm record in %s: %d, %v", outer, len(files), err)
 	}
@@ -156,14 +158,13 @@ func warmScript(outer string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	type step struct{ Kind, Cmd string }
-	var rec struct{ Checks, Cmds []step }
+	var rec runner.WarmRecord
 	if err := json.Unmarshal(raw, &rec); err != nil {
 		return "", fmt.Errorf("%s: %w", files[0], err)
 	}
 	var parts []string
 	for _, c := range rec.Checks {
-		if c.Kind == "status" || c.Kind == "precondition" {
+		if c.Kind != "uptodate" { // a line go-task prints, not a command
 			parts = append(parts, c.Cmd)
 		}
 	}
