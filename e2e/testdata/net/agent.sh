@@ -14,16 +14,6 @@
 # net/sandbox.yaml, when present (ASB_NET_DEMO=break), replaces the
 # folder's: opencode.ai in no allow list, and the test must say so.
 
-# agent NAME PROMPT: `asb task agent -- run --auto PROMPT` with a terminal;
-# once more when msb failed by itself (flaky's reasons; through the
-# terminal they are on standard output).
-agent() {
-	step "$1" timeout 600 ptyrun asb task agent -- run --auto "$2" && return 0
-	_why=$(grep -ohE "$FLAKES" "$DATA/.step.out" | head -n1)
-	[ -n "$_why" ] || return 1
-	echo "$1:$_why" | tr ' ' _ >>"$DATA/retried"
-	step "$1" timeout 600 ptyrun asb task agent -- run --auto "$2"
-}
 # The secrets' values, split so that no command line holds one whole.
 pat=""
 while read -r c; do
@@ -38,7 +28,8 @@ vmexec agent_tls sh .tls.sh
 rm -f workspace/.tls.sh
 note agent_requests_before "$(wc -l <"$DATA/net/run/requests.jsonl")"
 cp "$DATA/net/secrets-new.env" secrets.env
-agent agent_run "create hello.txt"
+# With a terminal, as a user's; once more when msb failed by itself.
+step agent_run flaky timeout 600 ptyrun asb task agent -- run --auto "create hello.txt"
 step agent_file cat workspace/hello.txt
 step agent_log asb network log
 step agent_requests cat "$DATA/net/run/requests.jsonl"
