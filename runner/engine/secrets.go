@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -95,7 +96,8 @@ func dotenvFiles(dir string, tf *ast.Taskfile) []string {
 			}
 		}
 	}
-	return out
+	slices.Sort(out)
+	return slices.Compact(out) // each file read once, however many tasks name it
 }
 
 // markSecret makes each named variable the environment sets a secret var
