@@ -54,6 +54,10 @@ type MountView struct {
 	// volume) or refused (a disk image, a ${…}, a bind of this folder).
 	Verdict string `json:"verdict"`
 	Refused string `json:"refused,omitempty"` // why, when refused
+	// Modes is how a writable bind's file modes reach the host: "mirror"
+	// (the rwx bits the VM sets) or "private" (msb's default: 0600 files,
+	// 0700 folders, whatever the VM set).
+	Modes string `json:"modes,omitempty"`
 }
 
 // HomeView is the persistent home volume.
