@@ -179,6 +179,9 @@ func (b *Boundary) PrintSecrets(w io.Writer) {
 			state = "set in " + s.From
 			if s.From == FromCommand {
 				state = "from a command run on this host"
+				if s.CommandMissing != "" {
+					state += "; " + red(w, "it cannot run here: "+s.CommandMissing)
+				}
 			}
 		}
 		fmt.Fprintf(w, "  %-*s  → %s  (in %s; %s)\n", width, s.Name, strings.Join(s.Hosts, ", "), s.Where(), state)

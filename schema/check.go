@@ -36,11 +36,18 @@ type CheckOptions struct {
 	// FromCommand reports whether the secret name gets its value from a
 	// command recorded on this host (asb secret add --from); nil: none.
 	FromCommand func(name string) bool
+	// CommandMissing says why the command of a secret FromCommand names
+	// cannot run on this host ("program \"gh\" is not found on PATH"), or
+	// "": judged without running it. nil: every command is found.
+	CommandMissing func(name string) string
 	// Context bounds the git commands CheckDir runs; nil means Background.
 	Context context.Context
 	// Agents are the agent presets whose config folders and targets the
 	// mount checks know; nil means asb's own (DefaultAgents).
 	Agents []Agent
+	// MSBVersion is the msb installed here ("0.7.2"; "" unknown): a key
+	// only a newer msb reads is refused with both releases named.
+	MSBVersion string
 }
 
 // CheckDir checks the whole outer folder dir: the syntax and types of

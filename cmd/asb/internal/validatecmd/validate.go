@@ -15,7 +15,6 @@ import (
 
 	"github.com/agents-sandbox/asb/cmd/asb/internal/cmdutil"
 	"github.com/agents-sandbox/asb/outer"
-	"github.com/agents-sandbox/asb/runner"
 	"github.com/agents-sandbox/asb/schema"
 )
 
@@ -185,8 +184,8 @@ func (o *Options) outerDir() (string, error) {
 // check checks the folder, and with it every session's derived config;
 // with --conf of a session's, the folder's own files and that config.
 func check(ctx context.Context, o *Options, dir string) ([]schema.Problem, error) {
-	from := runner.SecretCommandNames(dir, o.Getenv)
-	opts := schema.CheckOptions{Getenv: o.Getenv, Context: ctx, FromCommand: func(n string) bool { return from[n] }}
+	opts := outer.CheckOptionsFor(dir, o.Getenv)
+	opts.Context = ctx
 	probs := schema.CheckDir(dir, opts)
 	var sessions []outer.Session
 	switch conf := filepath.ToSlash(filepath.Clean(o.Conf)); {
