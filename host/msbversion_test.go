@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agents-sandbox/asb/schema"
 )
 
 func TestCapsOf(t *testing.T) {
@@ -118,6 +120,20 @@ func TestHasDecidesEachPrimitiveFromTheTable(t *testing.T) {
 		for _, p := range []Primitive{PrimLabels, PrimDf, PrimPrune, PrimWait, Primitive("msb teleport")} {
 			if got := c.Has(p); got != tc.want[p] {
 				t.Errorf("%s Has(%s) = %v, want %v", tc.version, p, got, tc.want[p])
+			}
+		}
+	}
+}
+
+// TestEveryFeatureHasAField: each feature of the table of releases
+// (schema.MSBReleases) turns on a field of MSBCaps.
+func TestEveryFeatureHasAField(t *testing.T) {
+	for _, r := range schema.MSBReleases {
+		for _, f := range r.Features {
+			var c MSBCaps
+			c.set(f)
+			if c == (MSBCaps{}) {
+				t.Errorf("msb %s: feature %q sets no field of MSBCaps", r.Version, f)
 			}
 		}
 	}

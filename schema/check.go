@@ -142,6 +142,7 @@ func (c *checker) run() {
 			Fix: "run asb validate in the outer folder, or asb init --agent AGENT to create one"})
 	default:
 		c.sbL = newLoader(SandboxFile)
+		c.sbL.msb = c.opts.MSBVersion
 		c.sb, c.sbRoot = c.sbL.sandbox(data)
 		c.probs = append(c.probs, c.sbL.probs...)
 	}
@@ -149,6 +150,7 @@ func (c *checker) run() {
 		c.add(Problem{File: SecretsFile, Severity: SeverityError, Msg: "cannot read the file: " + errText(err), Fix: "make it readable"})
 	} else if ok {
 		c.secL = newLoader(SecretsFile)
+		c.secL.msb = c.opts.MSBVersion
 		c.sec, c.secRoot = c.secL.secrets(data)
 		c.probs = append(c.probs, c.secL.probs...)
 	}

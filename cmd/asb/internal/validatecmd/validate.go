@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agents-sandbox/asb/cmd/asb/internal/cmdutil"
+	"github.com/agents-sandbox/asb/host"
 	"github.com/agents-sandbox/asb/outer"
 	"github.com/agents-sandbox/asb/schema"
 )
@@ -186,6 +187,11 @@ func (o *Options) outerDir() (string, error) {
 func check(ctx context.Context, o *Options, dir string) ([]schema.Problem, error) {
 	opts := outer.CheckOptionsFor(dir, o.Getenv)
 	opts.Context = ctx
+	// The msb on PATH (asked once per binary, then cached), for the message
+	// of a key only a newer msb reads; none found: the message says less.
+	if _, caps, err := host.DetectMSB(ctx, host.SystemHost{}); err == nil {
+		opts.MSBVersion = caps.Version
+	}
 	probs := schema.CheckDir(dir, opts)
 	var sessions []outer.Session
 	switch conf := filepath.ToSlash(filepath.Clean(o.Conf)); {
