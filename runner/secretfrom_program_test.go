@@ -27,7 +27,7 @@ func TestMissingProgram(t *testing.T) {
 	getenv := func(k string) string { return env[k] }
 	for cmd, want := range map[string]string{
 		"gh auth token":                  "",
-		"X=1 gh auth token | tr -d x":     `program "tr" is not found on PATH`,
+		"X=1 gh auth token | tr -d x":    `program "tr" is not found on PATH`,
 		"gh auth token | cat":            `program "cat" is not found on PATH`,
 		"./tok.sh":                       "",
 		"~/tok --quiet":                  "",

@@ -36,12 +36,7 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 // newCmd lets tests swap the run function.
 func newCmd(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
 	opts := &Options{IO: f.IO, Host: f.Host, Needs: func() []host.DiskNeed { return folderNeeds(f) },
-		Folder: func() []host.Check {
-			if c := secretCommands(f); c != nil {
-				return []host.Check{*c}
-			}
-			return nil
-		}}
+		Folder: func() []host.Check { return folderChecks(f) }}
 	cmd := &cobra.Command{
 		Use:   "doctor",
 		Short: "Check that this machine can run the agent's microVM",

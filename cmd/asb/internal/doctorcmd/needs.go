@@ -55,6 +55,14 @@ func joinWhat(a, b string) string {
 	return a + " + " + b
 }
 
+// folderChecks are the checks of the outer folder doctor runs in.
+func folderChecks(f *cmdutil.Factory) []host.Check {
+	if c := secretCommands(f); c != nil {
+		return []host.Check{*c}
+	}
+	return nil
+}
+
 // CheckSecretCommands is the check of the outer folder's secrets whose
 // value comes from a command recorded on this host (asb secret add --from).
 const CheckSecretCommands = "secret commands"
