@@ -187,11 +187,10 @@ func (o *Options) outerDir() (string, error) {
 func check(ctx context.Context, o *Options, dir string) ([]schema.Problem, error) {
 	opts := outer.CheckOptionsFor(dir, o.Getenv)
 	opts.Context = ctx
-	// The msb on PATH (asked once per binary, then cached), for the message
-	// of a key only a newer msb reads; none found: the message says less.
-	if _, caps, err := host.DetectMSB(ctx, host.SystemHost{}); err == nil {
-		opts.MSBVersion = caps.Version
-	}
+	// The release of the msb on PATH, for the message of a key only a newer
+	// msb reads, as an earlier command asked it (validate only looks: it
+	// runs no msb); unknown, the message says less.
+	opts.MSBVersion = host.KnownMSB(host.SystemHost{})
 	probs := schema.CheckDir(dir, opts)
 	var sessions []outer.Session
 	switch conf := filepath.ToSlash(filepath.Clean(o.Conf)); {
