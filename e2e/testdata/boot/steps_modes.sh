@@ -10,4 +10,4 @@ step modes_write vmexec sh -c 'cd /workspace && umask 022 &&
 	mkdir team && chmod 0750 team &&
 	echo later >plain-later.txt && chmod 0600 plain-later.txt && chmod 0644 plain-later.txt'
 step modes_host stat -c '%n %a' workspace/plain.txt workspace/tool.sh workspace/grp.txt workspace/team workspace/plain-later.txt
-step modes_vm vmexec stat -c '%n %a' /workspace/plain.txt /workspace/tool.sh /workspace/grp.txt /workspace/team /workspace/plain-later.txt
+step modes_vm rootexec stat -c '%n %a' /workspace/plain.txt /workspace/tool.sh /workspace/grp.txt /workspace/team /workspace/plain-later.txt
