@@ -59,6 +59,13 @@ type Export struct {
 	Notes   []string
 }
 
+// AgentContainer and InitContainer are the pod's containers: the agent's
+// (which asb kube agent execs into) and the one that fills the workspace.
+const (
+	AgentContainer = agentContainer
+	InitContainer  = initContainer
+)
+
 // The names of the pod's parts, shared by the template and its volumes.
 const (
 	agentContainer = "agent"

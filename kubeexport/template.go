@@ -44,19 +44,9 @@ func template(src *Source, o Options, ex *Export) (*extv1.SandboxTemplate, error
 	if o.RuntimeClass != "none" {
 		spec.RuntimeClassName = new(o.RuntimeClass)
 	}
-	init, err := initSpec(src, image)
+	policy, err := addInit(&spec, src, image, ex)
 	if err != nil {
 		return nil, err
-	}
-	policy := extv1.EnvVarsInjectionPolicyDisallowed
-	if init != nil {
-		spec.InitContainers = []corev1.Container{*init}
-		// A session's claim names its branch (SessionBranchEnv) for the
-		// init container; Allowed adds a variable, never changes one of
-		// the template's.
-		policy = extv1.EnvVarsInjectionPolicyAllowed
-	} else {
-		ex.Notes = append(ex.Notes, "workspace: asb.yaml records no git origin, so /workspace starts empty; copy your project in with kubectl cp, or record an origin (asb init --workspace URL)")
 	}
 	if spec.Volumes, err = podVolumes(src); err != nil {
 		return nil, err
@@ -78,6 +68,23 @@ func template(src *Source, o Options, ex *Export) (*extv1.SandboxTemplate, error
 			EnvVarsInjectionPolicy:  policy,
 		},
 	}, nil
+}
+
+// addInit adds the init container that fills the workspace, when asb.yaml
+// records an origin, and says which env a claim may add: a session's
+// claim names its branch (SessionBranchEnv) for the init container, and
+// Allowed adds a variable, never changes one of the template's.
+func addInit(spec *corev1.PodSpec, src *Source, image string, ex *Export) (extv1.EnvVarsInjectionPolicy, error) {
+	init, err := initSpec(src, image)
+	if err != nil {
+		return "", err
+	}
+	if init == nil {
+		ex.Notes = append(ex.Notes, "workspace: asb.yaml records no git origin, so /workspace starts empty; copy your project in with kubectl cp, or record an origin (asb init --workspace URL)")
+		return extv1.EnvVarsInjectionPolicyDisallowed, nil
+	}
+	spec.InitContainers = []corev1.Container{*init}
+	return extv1.EnvVarsInjectionPolicyAllowed, nil
 }
 
 func securityContext() *corev1.SecurityContext {
