@@ -62,6 +62,9 @@ func template(src *Source, o Options, ex *Export) (*extv1.SandboxTemplate, error
 			SandboxBlueprint: sandboxv1.SandboxBlueprint{
 				PodTemplate:          sandboxv1.PodTemplate{ObjectMeta: sandboxv1.PodMetadata{Labels: labels(src)}, Spec: spec},
 				VolumeClaimTemplates: claims,
+				// No Service: ingress is denied, and kubectl port-forward
+				// and exec reach the pod without one.
+				Service: new(false),
 			},
 			NetworkPolicyManagement: extv1.NetworkPolicyManagementManaged,
 			NetworkPolicy:           networkPolicy(src, o),
