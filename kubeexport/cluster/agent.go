@@ -62,7 +62,7 @@ func (k *Cluster) EnsureClaim(ctx context.Context, c *Client, src *kubeexport.So
 	if err := k.setShutdown(ctx, c, applied{gvr: extv1.GroupVersion.WithResource("sandboxclaims"), obj: u}, src); err != nil {
 		return "", err
 	}
-	if _, err := claims.Apply(ctx, claim.Name, u, metav1.ApplyOptions{FieldManager: FieldManager, Force: true}); err != nil {
+	if err := c.apply(ctx, extv1.GroupVersion.WithResource("sandboxclaims"), u); err != nil {
 		return "", fmt.Errorf("claim %s: %w", claim.Name, err)
 	}
 	fmt.Fprintf(log, "claimed %s (namespace %s)\n", claim.Name, c.Namespace)

@@ -61,8 +61,7 @@ func (k *Cluster) Apply(ctx context.Context, ex *kubeexport.Export, src *kubeexp
 		if err := k.setShutdown(ctx, c, a, src); err != nil {
 			return err
 		}
-		if _, err := c.Dynamic.Resource(a.gvr).Namespace(c.Namespace).Apply(ctx, a.obj.GetName(), a.obj,
-			metav1.ApplyOptions{FieldManager: FieldManager, Force: true}); err != nil {
+		if err := c.apply(ctx, a.gvr, a.obj); err != nil {
 			return fmt.Errorf("apply %s %s: %w", a.obj.GetKind(), a.obj.GetName(), err)
 		}
 		fmt.Fprintf(out, "%s/%s serverside-applied (namespace %s)\n", strings.ToLower(a.obj.GetKind()), a.obj.GetName(), c.Namespace)

@@ -6,14 +6,17 @@
 package cluster
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
@@ -60,6 +63,21 @@ func New(cfg *rest.Config, ns string) (*Client, error) {
 		return nil, err
 	}
 	return &Client{Config: cfg, Namespace: ns, Dynamic: dyn, Core: core, Discovery: core.Discovery()}, nil
+}
+
+// apply applies u server-side, as kubectl apply --server-side does: asb
+// owns the fields it sets (taking them over from another manager), and a
+// field the API does not know is an error (strict field validation, as
+// kubectl's --validate=strict), never silently dropped.
+func (c *Client) apply(ctx context.Context, gvr schema.GroupVersionResource, u *unstructured.Unstructured) error {
+	data, err := u.MarshalJSON()
+	if err != nil {
+		return err
+	}
+	force := true
+	_, err = c.Dynamic.Resource(gvr).Namespace(c.Namespace).Patch(ctx, u.GetName(), types.ApplyPatchType, data,
+		metav1.PatchOptions{FieldManager: FieldManager, Force: &force, FieldValidation: "Strict"})
+	return err
 }
 
 // resourceOf is the resource that serves apiVersion and kind, or an error
