@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -74,11 +75,9 @@ func TestControlPlaneReconcilesTheExport(t *testing.T) {
 	for _, sc := range scenarios(t) {
 		t.Run(sc.name, func(t *testing.T) {
 			sc.export.Sessions = sc.sessions
-			ex, src := exported(t, folder(t, sc.opts), sc.export)
-			var out bytes.Buffer
-			if err := k.Apply(context.Background(), ex, src, optsOf(sc.export), &out); err != nil {
-				t.Fatalf("apply: %v\n%s", err, out.String())
-			}
+			dir := folder(t, sc.opts)
+			_, src := exported(t, dir, sc.export)
+			out := applyCommand(t, k, dir, optsOf(sc.export))
 			claims := sc.sessions
 			if len(claims) == 0 {
 				claims = []string{""}
@@ -90,7 +89,7 @@ func TestControlPlaneReconcilesTheExport(t *testing.T) {
 				checkPVCs(t, cs, plane.Namespace, name, src, sc.export.StorageClass)
 			}
 			checkNetworkPolicy(t, cs, plane.Namespace, src)
-			if strings.Contains(out.String(), canary) {
+			if strings.Contains(out, canary) {
 				t.Errorf("the apply's output holds a secret's value")
 			}
 		})
@@ -98,6 +97,25 @@ func TestControlPlaneReconcilesTheExport(t *testing.T) {
 	t.Run("wrong-export", func(t *testing.T) { wrongExportFails(t, k, plane) })
 	t.Run("no-cilium", func(t *testing.T) { missingCRDIsNamed(t, k) })
 	t.Run("kube-agent-claim", func(t *testing.T) { agentClaims(t, k, plane, cs) })
+}
+
+// applyCommand runs asb-export's own entry point as asb export kubernetes
+// --apply runs it, on the kubeconfig of $KUBECONFIG, and returns what it
+// printed (logged: docs/kubernetes.md quotes it).
+func applyCommand(t *testing.T, k *cluster.Cluster, dir string, o kubeexport.Options) string {
+	t.Helper()
+	args := []string{"--dir", dir, "--apply", "--image", "registry.example.com/team/demo:1",
+		"--runtime-class", o.RuntimeClass, "--egress", o.Egress, "--storage-class", o.StorageClass}
+	for _, s := range o.Sessions {
+		args = append(args, "--session", s)
+	}
+	var out, errOut bytes.Buffer
+	code := kubeexport.MainWith(context.Background(), k, args, kubeexport.IO{In: os.Stdin, Out: &out, Err: &errOut}, os.Getenv)
+	t.Logf("asb export kubernetes --apply (exit %d):\n%s%s", code, out.String(), errOut.String())
+	if code != 0 {
+		t.Fatalf("asb export kubernetes --apply exited %d", code)
+	}
+	return out.String() + errOut.String()
 }
 
 func optsOf(o kubeexport.Options) kubeexport.Options {

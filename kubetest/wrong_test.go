@@ -86,6 +86,7 @@ func agentClaims(t *testing.T, k *cluster.Cluster, plane *controlplane.Plane, cs
 	if l := claim.Spec.Lifecycle; l == nil || l.ShutdownTime == nil || !l.ShutdownTime.Time.Equal(at.Add(2*time.Hour)) || l.ShutdownPolicy != extv1.ShutdownPolicyRetain {
 		t.Errorf("lifecycle %+v; want shutdownTime %s, Retain", claim.Spec.Lifecycle, at.Add(2*time.Hour))
 	}
+	t.Logf("asb kube agent --session carol (the claim):\n%s", log.String())
 	pod := reconciled(t, plane, cs, "agent-carol")
 	checkInit(t, pod, src, "carol")
 	// A second call finds the claim and leaves it be.

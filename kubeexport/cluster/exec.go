@@ -11,9 +11,9 @@ import (
 
 	"golang.org/x/term"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/util/httpstream"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/remotecommand"
+	"k8s.io/streaming/pkg/httpstream"
 
 	"github.com/agents-sandbox/asb/kubeexport"
 	"github.com/agents-sandbox/asb/runner"
