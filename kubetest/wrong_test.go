@@ -46,6 +46,7 @@ func missingCRDIsNamed(t *testing.T, k *cluster.Cluster) {
 	o := generator.DefaultOptions("pi", "cilium")
 	ex, src := exported(t, folder(t, o), kubeexport.Options{Egress: kubeexport.EgressCilium})
 	err := k.Apply(context.Background(), ex, src, kubeexport.Options{RuntimeClass: "gvisor", Egress: kubeexport.EgressCilium}, &bytes.Buffer{})
+	t.Logf("asb export kubernetes --egress cilium --apply: %v", err)
 	if err == nil || !strings.Contains(err.Error(), "nothing applied") || !strings.Contains(err.Error(), "cilium.io/v2 CiliumNetworkPolicy") || !strings.Contains(err.Error(), "--egress none") {
 		t.Fatalf("apply with --egress cilium: %v; want the missing CRD named and --egress none offered", err)
 	}
