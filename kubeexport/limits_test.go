@@ -9,10 +9,12 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/validation"
 	extv1 "sigs.k8s.io/agent-sandbox/extensions/api/v1beta1"
 
 	"github.com/agents-sandbox/asb/generator"
 	"github.com/agents-sandbox/asb/outer"
+	"github.com/agents-sandbox/asb/schema"
 )
 
 // Every limit with a counterpart in a pod is mapped: tmp-size to an
@@ -139,5 +141,19 @@ func approve(t *testing.T, dir string) {
 	}
 	if err := store.Approve(dir, set.Hash()); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// The one rule on project names (schema.ProjectName, which asb init
+// applies) takes only names every exported object may carry: an RFC 1035
+// label (the Service and host name a claim becomes), and so a DNS
+// subdomain (every object's name) and a label value (part-of).
+func TestProjectNameRuleIsTheAPIServers(t *testing.T) {
+	for _, n := range []string{"a", "demo", "demo-1", "x-", "1demo", "-x", "Demo", "a_b", "a.b", strings.Repeat("a", 63), strings.Repeat("a", 64), "a--b", "z9"} {
+		ours := schema.ProjectName(n) == nil
+		theirs := len(validation.IsDNS1035Label(n)) == 0 && len(validation.IsDNS1123Subdomain(n)) == 0 && len(validation.IsValidLabelValue(n)) == 0
+		if ours != theirs {
+			t.Errorf("%q: asb init takes it %v, the API server %v", n, ours, theirs)
+		}
 	}
 }

@@ -103,7 +103,7 @@ func Read(dir string, tree fs.FS) (*Source, error) {
 	}
 	src := &Source{Name: rec.Answers.Name, Image: sb.Image, CPUs: sb.CPUs, Memory: sb.Memory,
 		Agent: agent, Workspace: rec.Workspace, Network: outer.NetworkOf(sb.Network), Env: map[string]string{}}
-	if err := src.readLimits(dir); err != nil {
+	if err := src.readLimits(root, data); err != nil {
 		return nil, err
 	}
 	if err := src.readMounts(root, sb, tree, rec); err != nil {
@@ -207,14 +207,16 @@ func readConfig(root *folderfs.Root, a schema.Agent, bind string, total *int) (C
 	return c, nil
 }
 
-// readLimits reads the folder's limits as asb limit ls does.
-func (s *Source) readLimits(dir string) error {
-	f, err := outer.Open(dir, outer.Options{})
-	if err != nil {
-		return err
+// readLimits reads the folder's limits as asb limit ls does, from
+// sandbox.yaml and Taskfile.yml (through the confined root: secrets.env
+// is never opened).
+func (s *Source) readLimits(root *folderfs.Root, sandbox []byte) error {
+	tf, err := root.ReadFile("Taskfile.yml", 1<<20)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("read Taskfile.yml: %w", err)
 	}
 	s.Limits = map[string]string{}
-	for _, l := range f.LimitsOf() {
+	for _, l := range outer.LimitsIn(sandbox, tf) {
 		s.Limits[l.Name] = l.Value
 	}
 	return nil
