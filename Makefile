@@ -8,7 +8,7 @@ BIN_DIR ?= $(CURDIR)/bin
 DEMO_DIR ?= $(CURDIR)/demo
 export ASB_TOOLS_DIR := $(TOOLS_DIR)
 
-.PHONY: all build install demo test test-fast tools examples bench fuzz lint fmt vet staticcheck clean
+.PHONY: all build install demo test test-fast test-kube tools examples bench fuzz lint fmt vet staticcheck clean
 
 all: build
 
@@ -51,6 +51,12 @@ test: tools
 # Unit and stand-in tests only: no installs.
 test-fast:
 	ASB_SKIP_REAL_TOOLS=1 $(GO) test -count=1 ./...
+
+# The Kubernetes export against a real control plane (kubetest/, a module
+# of its own: kube-apiserver, etcd and agent-sandbox's controllers in the
+# test process; compiled once, then cached by GOCACHE). make test runs it too.
+test-kube:
+	cd kubetest && $(GO) test -count=1 -timeout 20m ./...
 
 # Regenerate examples/ from asb's own templates.
 examples:

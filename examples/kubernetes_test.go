@@ -41,7 +41,7 @@ func TestExamplesKubernetes(t *testing.T) {
 	if _, err := generator.Apply(context.Background(), dir, plan, generator.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	ex, err := kubeexport.Run(dir, kubeexport.Options{RuntimeClass: "gvisor", Image: "registry.example.com/team/demo-github:opencode",
+	ex, _, err := kubeexport.Run(dir, kubeexport.Options{RuntimeClass: "gvisor", Image: "registry.example.com/team/demo-github:opencode", Egress: kubeexport.EgressCilium,
 		Sessions: []string{"alice", "bob"}}, os.Getenv)
 	if err != nil {
 		t.Fatal(err)

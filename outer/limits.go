@@ -23,11 +23,21 @@ type LimitView struct {
 // LimitsOf reads every limit from the folder's sandbox.yaml and Taskfile.yml.
 func (f *Folder) LimitsOf() []LimitView {
 	data, _ := f.Current(SandboxFile)
+	return limitsOf(data, f.taskVars())
+}
+
+// LimitsIn is LimitsOf of the contents of a folder's sandbox.yaml and
+// Taskfile.yml, read by the caller (asb export reads them through the
+// folder's confined root, and opens nothing else).
+func LimitsIn(sandbox, taskfile []byte) []LimitView {
+	return limitsOf(sandbox, taskVarsOf(taskfile))
+}
+
+func limitsOf(data []byte, vars map[string]string) []LimitView {
 	sb, _, _ := schema.LoadSandbox(SandboxFile, data)
 	if sb == nil {
 		sb = &schema.Sandbox{}
 	}
-	vars := f.taskVars()
 	out := make([]LimitView, 0, len(schema.Limits))
 	for _, l := range schema.Limits {
 		v := LimitView{Name: l.Name, Where: l.Where, What: l.What}

@@ -270,11 +270,16 @@ func (f *Folder) home() *HomeView {
 // taskVars reads the vars of Taskfile.yml, and under "_cmd" the commands of
 // its vm:create task.
 func (f *Folder) taskVars() map[string]string {
-	out := map[string]string{}
 	raw, err := schema.ReadFile(filepath.Join(f.Dir, "Taskfile.yml"))
 	if err != nil {
-		return out
+		return map[string]string{}
 	}
+	return taskVarsOf(raw)
+}
+
+// taskVarsOf is taskVars of the Taskfile raw.
+func taskVarsOf(raw []byte) map[string]string {
+	out := map[string]string{}
 	var tf struct {
 		Vars  map[string]any `yaml:"vars"`
 		Tasks map[string]struct {

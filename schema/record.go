@@ -104,7 +104,15 @@ func ReadRecord(dir string) (*Record, error) {
 	if err := dec.Decode(&r); err != nil {
 		return nil, fmt.Errorf("%s: %w (it is written by asb; restore it from git)", RecordFile, err)
 	}
-	if err := r.Answers.Validate(); err != nil {
+	// A name an earlier asb took (a digit first, a dash last: ValidProjectName)
+	// still names this folder's VMs and volumes; only the Kubernetes export,
+	// whose API server refuses it, says so (kubeexport). A new name is judged
+	// by ProjectName at init.
+	answers := r.Answers
+	if ValidProjectName(answers.Name) && ProjectName(answers.Name) != nil {
+		answers.Name = "recorded-name"
+	}
+	if err := answers.Validate(); err != nil {
 		return nil, fmt.Errorf("%s: answers: %w", RecordFile, err)
 	}
 	return &r, nil

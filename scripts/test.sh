@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test.sh: every test of the module (make test, and so CI). Prints go test's
+# test.sh: every test of the module and of kubetest/ (make test, and so CI). Prints go test's
 # package lines, each real-tool test (TestReal…) with how long it took, and
 # the whole output of any test that failed; the full log is kept in
 # ${ASB_TEST_LOG:-/tmp/asb-test.log}.
@@ -8,6 +8,9 @@ log=${ASB_TEST_LOG:-/tmp/asb-test.log}
 start=$(date +%s)
 go test -count=1 -timeout 60m -v "$@" ./... >"$log" 2>&1
 rc=$?
+# kubetest/ is a module of its own (a real Kubernetes control plane, kept
+# out of asb's module): its tests run here too, into the same log.
+(cd kubetest && go test -count=1 -timeout 20m -v ./...) >>"$log" 2>&1 || rc=1
 shape=$(grep -m1 -oE '^host shape: [a-z-]+' "$log" | cut -d' ' -f3)
 echo "== host shape: ${shape:-unknown} (can-boot: VMs boot and run commands; kvm-no-virt: boots spin, so the tests interrupt them; no-kvm: boots fail at once)"
 echo "== real-tool tests (durations)"

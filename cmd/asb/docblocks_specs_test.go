@@ -144,9 +144,9 @@ exec msb volume ls
 ! stdout old-home-volume-name`,
 	},
 	"docs/kubernetes.md: docker build -t registry.example.com/team/demo:opencode toolchain/ && docker push registry.example.com/team/demo:opencode": {
-		why: "it pushes to a registry and applies to a cluster with agent-sandbox installed; export_kubernetes.txtar runs asb export kubernetes itself",
+		why: "it pushes to a registry and applies to a cluster with agent-sandbox installed; export_kubernetes.txtar runs asb export kubernetes itself, kubetest/ applies it to a real control plane",
 	},
-	"docs/kubernetes.md: asb export kubernetes [--runtime-class gvisor|kata|NAME|none] [--image REF] [-o DIR] [--session NAME ...]": {
+	"docs/kubernetes.md: asb export kubernetes [--runtime-class gvisor|kata|NAME|none] [--image REF] [--egress cilium|none]": {
 		why:      "a synopsis of the command's form, not a command",
 		synopsis: true,
 	},

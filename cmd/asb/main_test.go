@@ -25,6 +25,7 @@ import (
 	"github.com/agents-sandbox/asb/internal/testkit/fakes"
 	"github.com/agents-sandbox/asb/internal/testkit/testenv"
 	"github.com/agents-sandbox/asb/kubeexport"
+	"github.com/agents-sandbox/asb/kubeexport/cluster"
 	"github.com/agents-sandbox/asb/runner/engine"
 )
 
@@ -54,7 +55,10 @@ func TestMain(m *testing.M) {
 		// asb task execs its go-task engine, found on PATH here.
 		"asb-task": func() { os.Exit(engine.Main(os.Args[1:])) },
 		// asb export kubernetes runs its exporter, found on PATH here.
-		"asb-export": func() { os.Exit(kubeexport.Main(os.Args[1:], os.Stdout, os.Stderr, os.Getenv)) },
+		"asb-export": func() {
+			os.Exit(kubeexport.MainWith(context.Background(), &cluster.Cluster{}, os.Args[1:],
+				kubeexport.IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr}, os.Getenv))
+		},
 	})
 }
 

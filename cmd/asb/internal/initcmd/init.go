@@ -140,9 +140,9 @@ func (o *Options) prepare() (*prepared, error) {
 	}
 	if o.Init.Name == "" {
 		o.Init.Name = filepath.Base(dir)
-		if !schema.ValidProjectName(o.Init.Name) {
-			return nil, fmt.Errorf("the folder name %q is not a valid project name (lowercase letters, digits and dashes); pass --name, e.g. --name %s",
-				o.Init.Name, suggestName(o.Init.Name))
+		if re := schema.ProjectName(o.Init.Name); re != nil {
+			return nil, fmt.Errorf("the folder name %q is not a project name: %s; pass --name, e.g. --name %s",
+				o.Init.Name, re.Fix, suggestName(o.Init.Name))
 		}
 	}
 	for _, s := range o.Secrets {

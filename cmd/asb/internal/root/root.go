@@ -21,6 +21,7 @@ import (
 	"github.com/agents-sandbox/asb/cmd/asb/internal/exportcmd"
 	"github.com/agents-sandbox/asb/cmd/asb/internal/imagecmd"
 	"github.com/agents-sandbox/asb/cmd/asb/internal/initcmd"
+	"github.com/agents-sandbox/asb/cmd/asb/internal/kubecmd"
 	"github.com/agents-sandbox/asb/cmd/asb/internal/limitcmd"
 	"github.com/agents-sandbox/asb/cmd/asb/internal/lscmd"
 	"github.com/agents-sandbox/asb/cmd/asb/internal/mountcmd"
@@ -121,6 +122,7 @@ microVM. The agent sees only the files, credentials and network you list in an
 		dfcmd.NewCmd(f),
 		prunecmd.NewCmd(f),
 		exportcmd.NewCmd(f),
+		kubecmd.NewCmd(f),
 	)
 	return cmd
 }
