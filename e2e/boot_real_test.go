@@ -2,7 +2,7 @@ package e2e
 
 import (
 	"context"
-	_ "embed"
+	"embed"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -27,6 +27,12 @@ var bootPrelude string
 
 //go:embed testdata/boot/scenario.sh
 var bootScenario string
+
+// bootSteps are steps of their own files, each sourced by one line of
+// scenario.sh from $DATA/steps/ (e.g. steps_modes.sh).
+//
+//go:embed testdata/boot/steps_*.sh
+var bootSteps embed.FS
 
 // Canaries of the outer folder: none may be found inside the VM. The
 // control value is in workspace/, where the VM must find it.
@@ -98,6 +104,17 @@ func runBootScenario(t *testing.T) *testenv.Session {
 	g.WriteFile(t, "canaries", []byte(strings.Join([]string{bootSecretOC, bootSecretGH, bootCanaryYAML,
 		bootCanaryTask, bootCanaryState, bootControl}, "\n")+"\n"), 0o644)
 	g.CopyDir(t, "outer", o.dir)
+	steps, err := bootSteps.ReadDir("testdata/boot")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range steps {
+		b, err := bootSteps.ReadFile("testdata/boot/" + e.Name())
+		if err != nil {
+			t.Fatal(err)
+		}
+		g.WriteFile(t, "steps/"+e.Name(), b, 0o644)
+	}
 	return g.Run(t, ctx, bootPrelude+bootScenario, 15*time.Minute)
 }
 

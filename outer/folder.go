@@ -48,6 +48,9 @@ type Folder struct {
 	modes   map[string]fs.FileMode
 	edited  map[string][]byte
 	checkFn func(dir string, opts schema.CheckOptions) []schema.Problem
+	// fromPending are secrets this edit binds to a command (asb secret add
+	// --from), recorded on this host once the edit is written.
+	fromPending map[string]bool
 }
 
 // Open reads the boundary files of the outer folder dir (found with Resolve).
@@ -166,7 +169,7 @@ func (f *Folder) Commit() ([]schema.Problem, error) {
 	if !f.Changed() {
 		return nil, nil
 	}
-	opts := schema.CheckOptions{Getenv: f.Getenv, FromCommand: f.FromCommandFunc()}
+	opts := f.CheckOptions()
 	before := f.checkFn(f.Dir, opts)
 	opts.Overrides = map[string][]byte{}
 	for name, data := range f.edited {

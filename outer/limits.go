@@ -228,7 +228,7 @@ func (f *Folder) setWorkspaceQuota(value string) error {
 		seq.Content[i] = n
 		return f.Save(SandboxFile, doc)
 	}
-	return fmt.Errorf("no mount of %s at %s that asb can give a quota (a bind with only bind, target and readonly); write it by hand as \"./workspace:/workspace:quota=SIZE\"",
+	return fmt.Errorf("no mount of %s at %s that asb can give a quota (a bind with only bind, target, readonly, host_permissions and stat_virtualization); write it by hand as \"./workspace:/workspace:quota=SIZE\"",
 		SandboxFile, schema.WorkspaceMount)
 }
 
@@ -253,16 +253,22 @@ func workspaceShort(it *yaml.Node) (src, opts string, ok bool) {
 	if t == nil || b == nil || path.Clean(t.Value) != schema.WorkspaceMount {
 		return "", "", false
 	}
+	var o []string
 	for _, k := range yamledit.Keys(it) {
+		v := yamledit.Get(it, k).Value
 		switch k {
 		case "bind", "target":
 		case "readonly":
-			if yamledit.Get(it, k).Value == "true" {
-				opts = "ro"
+			if v == "true" {
+				o = append(o, "ro")
 			}
+		case "host_permissions": // the string form's host-perms= (msb 0.7.2 reads both)
+			o = append(o, "host-perms="+v)
+		case "stat_virtualization":
+			o = append(o, "stat-virt="+v)
 		default:
 			return "", "", false
 		}
 	}
-	return b.Value, opts, true
+	return b.Value, strings.Join(o, ","), true
 }

@@ -62,7 +62,7 @@ func (b *Boundary) PrintMounts(w io.Writer) {
 				note = "  the agent's config, WRITABLE: the agent can change its own settings (add readonly: true)"
 			}
 		}
-		note += boundaryNote(w, m)
+		note += boundaryNote(w, m) + modesNote(m)
 		fmt.Fprintf(w, "  %-*s  %s  %s%s\n", width, m.Guest, m.Access, from, note)
 	}
 	if h := b.Home; h != nil {
@@ -106,6 +106,17 @@ func boundaryNote(w io.Writer, m MountView) string {
 		note += "  " + red(w, "A VOLUME OF MSB'S STORE, outside this folder (allowed only by # "+schema.VolumeConsent+")")
 	}
 	return note
+}
+
+// modesNote says what becomes of the modes the VM sets in a writable bind.
+func modesNote(m MountView) string {
+	switch m.Modes {
+	case "mirror":
+		return "; the modes the VM sets (rwx, never setuid or the owner) reach your files"
+	case "private":
+		return "; files the VM makes are 0600 on your host, whatever mode it sets (add host_permissions: mirror to keep them)"
+	}
+	return ""
 }
 
 // PrintNetwork writes the egress section.
@@ -168,6 +179,9 @@ func (b *Boundary) PrintSecrets(w io.Writer) {
 			state = "set in " + s.From
 			if s.From == FromCommand {
 				state = "from a command run on this host"
+				if s.CommandMissing != "" {
+					state += "; " + red(w, "it cannot run here: "+s.CommandMissing)
+				}
 			}
 		}
 		fmt.Fprintf(w, "  %-*s  → %s  (in %s; %s)\n", width, s.Name, strings.Join(s.Hosts, ", "), s.Where(), state)

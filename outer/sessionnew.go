@@ -3,6 +3,7 @@ package outer
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"path/filepath"
 	"slices"
 	"time"
@@ -115,7 +116,7 @@ func sessionFree(ctx context.Context, f *Folder, o NewSessionOptions, s Session)
 	}
 	ws := filepath.Join(f.Dir, WorkspaceDir)
 	if !runner.IsRepoRoot(ws) {
-		return fmt.Errorf("%s is not a git repository: a session is a branch of it (git init and commit there first)", ws)
+		return notARepo(f.Dir, ws)
 	}
 	if o.Git.HasBranch(ctx, ws, s.Branch) {
 		return fmt.Errorf("workspace/ has a branch %s already: merge or delete it (git branch -d %s), or name the session otherwise", s.Branch, s.Branch)
@@ -192,4 +193,26 @@ func makeCheckout(ctx context.Context, dir string, s Session, git runner.Git) er
 		return err
 	}
 	return nil
+}
+
+// notARepo says why workspace/ cannot be branched, and what to do: a local
+// workspace (asb.yaml: local, not shared) says where the project is.
+func notARepo(dir, ws string) error {
+	rec, _ := schema.ReadRecord(dir)
+	empty := true
+	if r, err := folderfs.Open(dir); err == nil {
+		if entries, err := fs.ReadDir(r.FS(), WorkspaceDir); err == nil && len(entries) > 0 {
+			empty = false
+		}
+		r.Close()
+	}
+	switch {
+	case rec != nil && rec.Workspace.Local != "" && empty:
+		return fmt.Errorf("workspace/ is empty: the project is %s; a session is a branch of it: clone the project yourself into workspace/ (git clone URL workspace), or ask its author to give it a remote (%s)",
+			rec.Workspace.LocalNote(), schema.LocalShareFix(rec.Agent))
+	case rec != nil && rec.Workspace.Local == schema.LocalFolder:
+		return fmt.Errorf("%s is not a git repository (%s): a session is a branch of it; make it one first: git -C workspace init && git -C workspace add -A && git -C workspace commit -m start",
+			ws, rec.Workspace.LocalNote())
+	}
+	return fmt.Errorf("%s is not a git repository: a session is a branch of it (git init and commit there first)", ws)
 }

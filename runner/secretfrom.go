@@ -177,18 +177,3 @@ func FromCommands(ctx context.Context, dir string, getenv func(string) string, e
 	}
 	return out, nil
 }
-
-// SecretCommandNames are the secrets of dir that have a recorded command
-// (never the commands themselves, for what only needs to know).
-func SecretCommandNames(dir string, getenv func(string) string) map[string]bool {
-	out := map[string]bool{}
-	store, err := SecretCommandStore(getenv)
-	if err != nil {
-		return out
-	}
-	cmds, _ := store.Load(dir)
-	for name := range cmds {
-		out[name] = true
-	}
-	return out
-}

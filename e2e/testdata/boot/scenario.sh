@@ -35,6 +35,7 @@ step ws_stat stat -c '%n %u %g %a' workspace workspace/from-vm workspace/dir-vm 
 step ws_vm_stat rootexec stat -c '%n %u %g %a' /workspace/from-vm /workspace/dir-vm /workspace/run.sh
 step cfg_write vmexec touch /home/dev/.config/opencode/vm-wrote
 step cfg_host ls -A opencode
+. "$DATA/steps/steps_modes.sh"
 # The canaries, split so that no command line holds one whole; a control
 # value in workspace/ shows the search finds what is there.
 pat=""

@@ -23,6 +23,9 @@ type Options struct {
 	// Needs are the disk limits of the outer folder --boot runs in (nil
 	// outside one): checked against the host's free disk.
 	Needs func() []host.DiskNeed
+	// Folder are the checks of the outer folder doctor runs in, on this
+	// host (its secrets' commands); none outside one.
+	Folder func() []host.Check
 }
 
 // NewCmd returns `asb doctor`.
@@ -32,7 +35,8 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 
 // newCmd lets tests swap the run function.
 func newCmd(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
-	opts := &Options{IO: f.IO, Host: f.Host, Needs: func() []host.DiskNeed { return folderNeeds(f) }}
+	opts := &Options{IO: f.IO, Host: f.Host, Needs: func() []host.DiskNeed { return folderNeeds(f) },
+		Folder: func() []host.Check { return folderChecks(f) }}
 	cmd := &cobra.Command{
 		Use:   "doctor",
 		Short: "Check that this machine can run the agent's microVM",
@@ -48,6 +52,8 @@ func newCmd(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cob
   image builder    a docker whose daemon answers, or podman
   free disk        in the current folder (a warning under 10 GiB)
   msb doctor       microsandbox's own verdict
+  secret commands  in an outer folder: the program of each secret's command
+                   (asb secret add --from) is found here; never run
 
 ✓ passed, ! a warning, ✗ failed (with how to fix it underneath), - not
 checked. asb doctor exits 1 when the agent cannot run here: msb missing or
@@ -104,6 +110,9 @@ func Run(ctx context.Context, o *Options) error {
 		return runBoot(ctx, o)
 	}
 	r := host.Doctor(ctx, o.Host)
+	if o.Folder != nil {
+		r.Checks = append(r.Checks, o.Folder()...)
+	}
 	var err error
 	if o.Format == "json" {
 		enc := json.NewEncoder(o.IO.Out)

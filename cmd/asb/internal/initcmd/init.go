@@ -28,9 +28,12 @@ type Options struct {
 	Dir     string
 	Init    schema.InitOptions
 	Secrets []string // raw --secret values
-	DryRun  bool
-	Force   bool
-	NoGit   bool
+	// WorkspaceRemote names the remote of a local --workspace checkout
+	// whose URL is recorded for teammates ("": origin).
+	WorkspaceRemote string
+	DryRun          bool
+	Force           bool
+	NoGit           bool
 	// ImportHostConfig copies the agent's settings from the host's $HOME.
 	ImportHostConfig bool
 	Git              runner.Git
@@ -152,6 +155,16 @@ func (o *Options) prepare() (*prepared, error) {
 	if err := o.resolveWorkspace(); err != nil {
 		return nil, err
 	}
+	if r := o.WorkspaceRemote; r != "" {
+		if o.Init.Workspace == "" || looksLikeURL(o.Init.Workspace) {
+			return nil, &cmdutil.UsageError{Err: fmt.Errorf("--workspace-remote %s names a remote of a local checkout: give its path with --workspace PATH", r)}
+		}
+		if strings.HasPrefix(r, "-") || strings.IndexFunc(r, func(c rune) bool {
+			return !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune("._-", c))
+		}) >= 0 {
+			return nil, &cmdutil.UsageError{Err: fmt.Errorf("--workspace-remote %q is not a remote name (letters, digits, '.', '_' and '-', not first)", r)}
+		}
+	}
 	plan, err := generator.Render(o.Templates, o.Init)
 	if err != nil {
 		return nil, err
@@ -190,7 +203,7 @@ func (o *Options) resolveWorkspace() error {
 		return err
 	}
 	if fi, err := os.Stat(src); err != nil || !fi.IsDir() {
-		return fmt.Errorf("--workspace %q is neither a URL nor a folder; give a git URL or the path of a local repository", o.Init.Workspace)
+		return fmt.Errorf("--workspace %q is neither a URL nor a folder; give a git URL, or the path of a checkout or a folder of yours", o.Init.Workspace)
 	}
 	o.Init.Workspace = src
 	return nil
@@ -208,7 +221,11 @@ func (o *Options) dryRun(ctx context.Context, p *prepared) error {
 	report(o.IO.Out, changes, true)
 	p.imported.report(o.IO.Out)
 	if o.Init.Workspace != "" {
-		fmt.Fprintf(o.IO.Out, "would clone %s into workspace/\n", o.Init.Workspace)
+		verb := "clone"
+		if !looksLikeURL(o.Init.Workspace) && !runner.IsRepoRoot(o.Init.Workspace) {
+			verb = "copy"
+		}
+		fmt.Fprintf(o.IO.Out, "would %s %s into workspace/\n", verb, o.Init.Workspace)
 	}
 	if !o.NoGit && !o.Git.IsRepo(ctx, p.dir) {
 		fmt.Fprintln(o.IO.Out, "would run git init")

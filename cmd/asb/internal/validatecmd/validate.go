@@ -14,8 +14,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agents-sandbox/asb/cmd/asb/internal/cmdutil"
+	"github.com/agents-sandbox/asb/host"
 	"github.com/agents-sandbox/asb/outer"
-	"github.com/agents-sandbox/asb/runner"
 	"github.com/agents-sandbox/asb/schema"
 )
 
@@ -185,8 +185,12 @@ func (o *Options) outerDir() (string, error) {
 // check checks the folder, and with it every session's derived config;
 // with --conf of a session's, the folder's own files and that config.
 func check(ctx context.Context, o *Options, dir string) ([]schema.Problem, error) {
-	from := runner.SecretCommandNames(dir, o.Getenv)
-	opts := schema.CheckOptions{Getenv: o.Getenv, Context: ctx, FromCommand: func(n string) bool { return from[n] }}
+	opts := outer.CheckOptionsFor(dir, o.Getenv)
+	opts.Context = ctx
+	// The release of the msb on PATH, for the message of a key only a newer
+	// msb reads, as an earlier command asked it (validate only looks: it
+	// runs no msb); unknown, the message says less.
+	opts.MSBVersion = host.KnownMSB(host.SystemHost{})
 	probs := schema.CheckDir(dir, opts)
 	var sessions []outer.Session
 	switch conf := filepath.ToSlash(filepath.Clean(o.Conf)); {
