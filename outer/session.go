@@ -112,6 +112,9 @@ func readSession(r *folderfs.Root, dir, name string) (*Session, error) {
 	if fi, err := r.Lstat(p.Workspace + "/.git"); err != nil || !fi.IsDir() {
 		return nil, nil //nolint:nilerr // no checkout of asb's: not a session
 	}
+	if folderfs.Local(dir, p.Record) != nil {
+		return nil, nil // a record a clone carried is no session of this machine
+	}
 	raw, err := r.ReadFile(p.Record, schema.MaxFileSize)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -129,6 +132,11 @@ func readSession(r *folderfs.Root, dir, name string) (*Session, error) {
 	s.Paths = p
 	if s.VM, err = SessionVM(dir, s.Agent, name); err != nil {
 		return nil, err
+	}
+	if s.HomeVolume != "" && !runner.OwnHomeVolume(runner.Identity{VM: s.VM}, s.HomeVolume) {
+		// Only a volume named after this session's VM is ever its home,
+		// reset or removed with it.
+		return nil, fmt.Errorf("%s: home_volume %q is not a volume of this session's VM %s; asb session rm --force %s removes the session", p.Record, s.HomeVolume, s.VM, name)
 	}
 	return &s, nil
 }

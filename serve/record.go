@@ -37,8 +37,13 @@ func (r *Record) Forward() string {
 // URL is where a client on this host reaches the server.
 func (r *Record) URL() string { return "http://127.0.0.1:" + strconv.Itoa(r.Port) }
 
-// Load reads dir's serve record; ok is false when the folder has none.
+// Load reads dir's serve record; ok is false when the folder has none, or
+// when the outer folder's git tracks it (it came with a clone: the port
+// is this machine's pick, folderfs.Local).
 func Load(dir string) (rec *Record, ok bool, err error) {
+	if folderfs.Local(dir, RecordFile) != nil {
+		return nil, false, nil
+	}
 	root, err := folderfs.Open(dir)
 	if err != nil {
 		return nil, false, err
@@ -64,8 +69,12 @@ func Load(dir string) (rec *Record, ok bool, err error) {
 	return &r, true, nil
 }
 
-// Save writes the record (0600, atomically, inside the folder).
+// Save writes the record (0600, atomically, inside the folder); not over
+// a record git tracks, which asb never reads back.
 func Save(dir string, r *Record) error {
+	if folderfs.Local(dir, RecordFile) != nil {
+		return nil
+	}
 	raw, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
 		return err
