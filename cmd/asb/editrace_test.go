@@ -98,6 +98,16 @@ func TestKilledEditsLeaveBeforeOrAfter(t *testing.T) {
 			}
 			after := filepath.Join(t.TempDir(), "after")
 			copyTree(t, before, after)
+			// A copy is another folder: sync sets up only one its user
+			// approved (asb trust, outside the timed run).
+			approve := func(dir string) {
+				if args[0] == "sync" {
+					if out, err := exec.Command(asb, "trust", "-d", dir).CombinedOutput(); err != nil {
+						t.Fatalf("asb trust: %v\n%s", err, out)
+					}
+				}
+			}
+			approve(after)
 			start := time.Now()
 			if out, err := exec.Command(asb, append(withSub(args, after), "-d", after)...).CombinedOutput(); err != nil {
 				t.Fatalf("a full run: %v\n%s", err, out)
@@ -116,6 +126,7 @@ func TestKilledEditsLeaveBeforeOrAfter(t *testing.T) {
 				}
 				dir := filepath.Join(t.TempDir(), fmt.Sprintf("k%d", round))
 				copyTree(t, before, dir)
+				approve(dir)
 				cmd := exec.Command(asb, append(withSub(args, dir), "-d", dir)...)
 				if err := cmd.Start(); err != nil {
 					t.Fatal(err)

@@ -43,6 +43,9 @@ func TestMain(m *testing.M) {
 		"asb": func() {
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			f := root.NewFactory(cmdutil.System())
+			// The machine policy a script names ($ASB_TEST_MACHINE_POLICY),
+			// never this machine's /etc/asb/policy.yaml.
+			f.MachinePolicy = testenv.MachinePolicy()
 			if h, ok := fakehost.ForShape(os.Getenv(fakehost.ShapeEnv)); ok {
 				f.Host = h // a script pretends to run on a host of that shape
 			}

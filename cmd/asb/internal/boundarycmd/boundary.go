@@ -6,11 +6,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/agents-sandbox/asb/cmd/asb/internal/cmdutil"
 	"github.com/agents-sandbox/asb/outer"
+	"github.com/agents-sandbox/asb/schema"
 	"github.com/agents-sandbox/asb/serve"
 )
 
@@ -118,23 +120,35 @@ func Run(o *Options) error {
 	if appr.Trusted {
 		fmt.Fprintf(w, "\nApproval: asb task runs this folder: %s.\n", appr.Why)
 	} else {
-		fmt.Fprintf(w, "\nApproval: not approved: %s. asb task runs nothing of it (not its Taskfile, configs or image) until asb trust; asb trust --show shows how it differs from asb's render.\n", appr.Why)
+		fmt.Fprintf(w, "\nApproval: not approved: %s. asb task runs nothing of it (not its Taskfile, configs or image) until asb trust; asb trust --show shows what it grants and what changed.\n", appr.Why)
 	}
+	printPolicy(w, appr, o.Factory)
 	return nil
 }
 
-// Approval is whether asb task runs the folder as it is (outer.CheckTrust).
+// Approval is whether asb task runs the folder as it is (outer.Judge),
+// and the policy files in force.
 type Approval struct {
-	Trusted bool   `json:"trusted"`
-	Why     string `json:"why"`
+	Trusted bool     `json:"trusted"`
+	Why     string   `json:"why"`
+	Policy  []string `json:"policy"`
+	// Refused are the policy's refusals of this folder.
+	Refused []string `json:"refused,omitempty"`
 }
 
 func approval(f *cmdutil.Factory, dir string) Approval {
-	v, err := outer.CheckTrust(dir, f.Templates, f.Getenv)
+	v, err := cmdutil.Judge(f).Check(dir)
 	if err != nil {
-		return Approval{Why: err.Error()}
+		return Approval{Why: err.Error(), Policy: []string{}}
 	}
-	return Approval{Trusted: v.Trusted, Why: v.Why}
+	a := Approval{Trusted: v.Trusted, Why: v.Why, Policy: v.Policy.Files()}
+	if a.Policy == nil {
+		a.Policy = []string{}
+	}
+	for _, p := range v.Refused {
+		a.Refused = append(a.Refused, p.String())
+	}
+	return a
 }
 
 // Served is the agent's server asb serve forwards a host port to (nil when
@@ -166,4 +180,17 @@ func printServed(w io.Writer, sv *Served) {
 	}
 	fmt.Fprintf(w, "\nServed: the agent's server at %s (host 127.0.0.1:%d → VM port %d; 127.0.0.1 only), password %s, notifications %s.\n",
 		sv.URL, sv.Port, sv.GuestPort, sv.Password, sv.Notify)
+}
+
+// printPolicy names the policy files in force, and what of this folder
+// they refuse.
+func printPolicy(w io.Writer, a Approval, f *cmdutil.Factory) {
+	if len(a.Policy) == 0 {
+		fmt.Fprintf(w, "Policy: none in force (%s, %s).\n", f.MachinePolicy, schema.UserPolicyPath(f.Getenv))
+		return
+	}
+	fmt.Fprintf(w, "Policy: %s.\n", strings.Join(a.Policy, ", "))
+	for _, r := range a.Refused {
+		fmt.Fprintf(w, "  refused: %s\n", r)
+	}
 }

@@ -50,6 +50,11 @@ type Factory struct {
 	// Exec replaces asb with a command (the last one of a warm run); nil
 	// runs it as a child instead (tests).
 	Exec func(argv, env []string, dir string) error
+	// MachinePolicy is the administrator's policy file,
+	// schema.MachinePolicyPath. No environment variable moves it (a user
+	// could then leave the administrator's floor): only the test binary
+	// sets another.
+	MachinePolicy string
 }
 
 // UsageError is a mistake in the command line (exit code 2).

@@ -40,6 +40,7 @@ type Options struct {
 	Getenv           func(string) string
 	Agents           []schema.Agent
 	Version          string // asb's, for the record
+	MachinePolicy    string // the administrator's policy file (Factory's)
 	// changed reports whether a flag was given (re-init applies those to
 	// the files the user edited); nil: none was.
 	changed func(flag string) bool
@@ -48,7 +49,7 @@ type Options struct {
 // NewCmd returns `asb init`. runF replaces the run function in tests.
 func NewCmd(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
 	def := generator.DefaultOptions("", "")
-	opts := &Options{IO: f.IO, Templates: f.Templates, Getwd: f.Getwd, Getenv: f.Getenv, Init: def, Version: f.Version}
+	opts := &Options{IO: f.IO, Templates: f.Templates, Getwd: f.Getwd, Getenv: f.Getenv, Init: def, Version: f.Version, MachinePolicy: f.MachinePolicy}
 	agents, _ := generator.Agents(f.Templates)
 	cmd := &cobra.Command{
 		Use:     "init --agent AGENT [DIR]",
@@ -88,6 +89,9 @@ func Run(ctx context.Context, o *Options) error {
 		// A clone of a shared outer folder: set it up, as asb sync does.
 		if dir, err := o.absDir(); err == nil && fileExists(filepath.Join(dir, schema.RecordFile)) {
 			fmt.Fprintln(o.IO.ErrOut, "asb: this is an outer folder made by asb ("+schema.RecordFile+"): setting up this clone, as asb sync does")
+			if err := cmdutil.Gate(ctx, o.IO, o.judge(), dir, cmdutil.IsTerminal(o.IO.In), false); err != nil {
+				return err
+			}
 			return outer.Sync(ctx, dir, o.Git, outer.Options{Getenv: o.Getenv, Agents: o.Agents}, o.IO.Out)
 		}
 	}
@@ -103,6 +107,7 @@ func Run(ctx context.Context, o *Options) error {
 		return err
 	}
 	defer lock.Release()
+	keep := o.keepApproval(p.dir)
 	res, err := o.write(ctx, p)
 	if err != nil {
 		return err
@@ -110,6 +115,9 @@ func Run(ctx context.Context, o *Options) error {
 	re, err := o.reapply(p, res)
 	if err != nil {
 		return err
+	}
+	if err := keep(); err != nil {
+		fmt.Fprintf(o.IO.ErrOut, "asb: warning: the folder was written but its approval was not recorded (asb trust records it): %v\n", err)
 	}
 	report(o.IO.Out, res.changes, false)
 	p.imported.report(o.IO.Out)
@@ -167,6 +175,9 @@ func (o *Options) prepare() (*prepared, error) {
 	}
 	plan, err := generator.Render(o.Templates, o.Init)
 	if err != nil {
+		return nil, err
+	}
+	if err := o.checkPolicy(dir, plan); err != nil {
 		return nil, err
 	}
 	var imported *hostImport

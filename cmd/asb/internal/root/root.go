@@ -40,7 +40,9 @@ import (
 	"github.com/agents-sandbox/asb/cmd/asb/internal/validatecmd"
 	"github.com/agents-sandbox/asb/cmd/asb/internal/versioncmd"
 	"github.com/agents-sandbox/asb/host"
+	"github.com/agents-sandbox/asb/internal/folderfs"
 	"github.com/agents-sandbox/asb/runner"
+	"github.com/agents-sandbox/asb/schema"
 	"github.com/agents-sandbox/asb/templates"
 )
 
@@ -57,6 +59,8 @@ func NewFactory(io *cmdutil.IOStreams) *cmdutil.Factory {
 		Host:       host.SystemHost{},
 		Engine:     execEngine,
 		Exec:       runner.ExecProcess,
+		// The administrator's floor: fixed, not moved by any variable.
+		MachinePolicy: schema.MachinePolicyPath,
 	}
 }
 
@@ -142,6 +146,11 @@ func Run(ctx context.Context, args []string, f *cmdutil.Factory) (code int) {
 			code = 70
 		}
 	}()
+	// asb reads no runtime state a clone carried (folderfs.Local): it
+	// says so once per file.
+	folderfs.OnIgnored = func(rel string) {
+		fmt.Fprintf(io.ErrOut, "asb: ignored %s: the outer folder's git tracks it, and runtime state is this machine's own (a clone's is never read); git rm --cached %s stops tracking it\n", rel, rel)
+	}
 	cmd := NewCmd(f)
 	cmd.SetArgs(args)
 	err := cmd.ExecuteContext(ctx)

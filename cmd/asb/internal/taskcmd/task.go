@@ -30,6 +30,8 @@ type Options struct {
 	Templates  fs.FS       // asb's templates: what a trusted folder renders from
 	IsTerminal func() bool // whether a question can be asked on IO.In
 	Host       host.Host   // the machine (a session's capacity check); nil: host.SystemHost
+	// MachinePolicy is the administrator's policy file (Factory's).
+	MachinePolicy string
 
 	Dir     string
 	Tasks   []string
@@ -47,7 +49,7 @@ type Options struct {
 // NewCmd returns `asb task`.
 func NewCmd(f *cmdutil.Factory) *cobra.Command {
 	opts := &Options{IO: f.IO, Getwd: f.Getwd, Getenv: f.Getenv, Executable: f.Executable, Now: f.Now, Engine: f.Engine, Exec: f.Exec,
-		Templates: f.Templates, IsTerminal: func() bool { return cmdutil.IsTerminal(f.IO.In) }, Host: f.Host}
+		Templates: f.Templates, IsTerminal: func() bool { return cmdutil.IsTerminal(f.IO.In) }, Host: f.Host, MachinePolicy: f.MachinePolicy}
 	cmd := &cobra.Command{
 		Use:     "task [TASK...] [-- ARGS...]",
 		Short:   "Run tasks of the outer folder's Taskfile (build, load, create, start, attach)",

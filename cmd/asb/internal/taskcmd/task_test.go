@@ -38,6 +38,7 @@ const beAsbEnv = "ASB_TASKCMD_TEST_BE_ASB"
 func TestMain(m *testing.M) {
 	if os.Getenv(beAsbEnv) == "1" {
 		f := root.NewFactory(cmdutil.System())
+		f.MachinePolicy = testenv.MachinePolicy()
 		if h, ok := fakehost.ForShape(os.Getenv(fakehost.ShapeEnv)); ok {
 			f.Host = h
 		}
@@ -120,7 +121,7 @@ func approveDir(t testing.TB, dir string) {
 		t.Fatal(err)
 	}
 	if !v.Trusted {
-		if err := v.Store.Approve(dir, v.Set.Hash()); err != nil {
+		if err := v.Approve("a test, as asb trust"); err != nil {
 			t.Fatal(err)
 		}
 	}
