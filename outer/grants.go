@@ -62,16 +62,7 @@ func GrantsOf(f *Folder) *Grants {
 		g.Secrets = append(g.Secrets, SecretGrant{Name: s.Name, Hosts: s.Hosts, In: s.Where()})
 	}
 	for _, m := range b.Mounts {
-		mg := MountGrant{Guest: m.Guest, Source: m.Source, Access: m.Access, Outside: m.Outside || m.UnderHome}
-		switch {
-		case m.Kind == "named":
-			mg.Source = "volume " + m.Source
-		case m.Kind == "tmpfs":
-			mg.Source = "memory"
-		case mg.Outside:
-			mg.Source = m.Host
-		}
-		g.Mounts = append(g.Mounts, mg)
+		g.Mounts = append(g.Mounts, mountGrant(m))
 	}
 	for _, p := range b.Ports {
 		g.Ports = append(g.Ports, fmt.Sprintf("%s:%d→%d/%s", p.Bind, p.Host, p.Guest, p.Protocol))
@@ -85,17 +76,7 @@ func GrantsOf(f *Folder) *Grants {
 			g.Images = append(g.Images, r.Ref)
 		}
 	}
-	for _, m := range b.Mounts {
-		for _, a := range f.Agents {
-			if m.Role == "agent-config" && m.Guest == a.MountTarget && !slices.Contains(g.Agents, a.Name) {
-				g.Agents = append(g.Agents, a.Name)
-			}
-		}
-	}
-	if a := vars["AGENT"]; a != "" && !slices.Contains(g.Agents, a) {
-		g.Agents = append(g.Agents, a)
-	}
-	slices.Sort(g.Agents)
+	g.Agents = f.agentsOf(b.Mounts, vars["AGENT"])
 	if sb.CPUs > 0 {
 		g.Limits["cpus"] = fmt.Sprint(sb.CPUs)
 	}
@@ -112,6 +93,37 @@ func GrantsOf(f *Folder) *Grants {
 		}
 	}
 	return g
+}
+
+func mountGrant(m MountView) MountGrant {
+	mg := MountGrant{Guest: m.Guest, Source: m.Source, Access: m.Access, Outside: m.Outside || m.UnderHome}
+	switch {
+	case m.Kind == "named":
+		mg.Source = "volume " + m.Source
+	case m.Kind == "tmpfs":
+		mg.Source = "memory"
+	case mg.Outside:
+		mg.Source = m.Host
+	}
+	return mg
+}
+
+// agentsOf names the agents the folder runs: each preset whose config
+// folder is mounted at its place, and the Taskfile's AGENT.
+func (f *Folder) agentsOf(mounts []MountView, agent string) []string {
+	var out []string
+	for _, m := range mounts {
+		for _, a := range f.Agents {
+			if m.Role == "agent-config" && m.Guest == a.MountTarget && !slices.Contains(out, a.Name) {
+				out = append(out, a.Name)
+			}
+		}
+	}
+	if agent != "" && !slices.Contains(out, agent) {
+		out = append(out, agent)
+	}
+	slices.Sort(out)
+	return out
 }
 
 // limitOrder is the order limits are shown and compared in.
@@ -141,12 +153,17 @@ func (g *Grants) Compare(old *Grants) []Change {
 	if g.Network != old.Network {
 		add(modeRank[g.Network] > modeRank[old.Network], "network: %s → %s (%s)", modeName(old.Network), modeName(g.Network), modeWhat(g.Network))
 	}
-	listChanges(add, "network allow", old.Allow, g.Allow, true)
+	if g.Network == old.Network {
+		listChanges(add, "network allow", old.Allow, g.Allow, true) // a list only an allow list has
+	}
 	listChanges(add, "network deny", old.Deny, g.Deny, false)
 	out = append(out, secretChanges(old.Secrets, g.Secrets)...)
 	out = append(out, mountChanges(old.Mounts, g.Mounts)...)
 	listChanges(add, "port", old.Ports, g.Ports, true)
-	listChanges(add, "image", old.Images, g.Images, true)
+	if !slices.Equal(old.Images, g.Images) {
+		// Another image is another program: a change to judge, not a narrowing.
+		add(true, "images: %s → %s", orNone(strings.Join(old.Images, ", ")), orNone(strings.Join(g.Images, ", ")))
+	}
 	listChanges(add, "agent", old.Agents, g.Agents, true)
 	for _, name := range limitOrder() {
 		a, b := old.Limits[name], g.Limits[name]

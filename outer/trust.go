@@ -292,6 +292,14 @@ func (s *TrustSet) names() []string {
 	return names
 }
 
+// Count is how many files the set holds, its answers aside.
+func (s *TrustSet) Count() int {
+	if _, ok := s.Files[AnswersFile]; ok {
+		return len(s.Files) - 1
+	}
+	return len(s.Files)
+}
+
 // Same reports whether s and o hold the same content.
 func (s *TrustSet) Same(o *TrustSet) bool { return o != nil && s.Hash() == o.Hash() }
 

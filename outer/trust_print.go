@@ -48,7 +48,7 @@ func (v *Verdict) Explain(ctx context.Context, w io.Writer, git runner.Git) erro
 // Print writes the grants, one line per kind.
 func (g *Grants) Print(w io.Writer) {
 	line := func(kind string, items []string) {
-		if len(items) == 0 {
+		if len(items) == 0 || len(items) == 1 && items[0] == "" {
 			items = []string{"none"}
 		}
 		fmt.Fprintf(w, "  %-9s %s\n", kind, items[0])
@@ -79,8 +79,8 @@ func (g *Grants) Print(w io.Writer) {
 	}
 	line("mounts", mounts)
 	line("ports", g.Ports)
-	line("images", g.Images)
-	line("agents", g.Agents)
+	line("images", []string{strings.Join(g.Images, ", ")})
+	line("agents", []string{strings.Join(g.Agents, ", ")})
 	var limits []string
 	for _, n := range limitOrder() {
 		if v := g.Limits[n]; v != "" {
@@ -197,28 +197,6 @@ func (v *Verdict) printFiles(ctx context.Context, w io.Writer, git runner.Git) e
 		if err != nil {
 			// No git here (a minimal machine): name the file at least.
 			fmt.Fprintf(w, "%s differs from asb's render (%d bytes against %d; no diff: %v)\n", e.name, len(ours), len(theirs), err)
-			continue
-		}
-		fmt.Fprint(w, d)
-	}
-	return nil
-}
-
-// PrintDiff writes, file by file, how the folder differs from asb's render
-// (all of the folder's content, when there is no render).
-func (v *Verdict) PrintDiff(ctx context.Context, w io.Writer, git runner.Git) error {
-	render := v.Render
-	if render == nil {
-		render = &TrustSet{Files: map[string][]byte{}}
-	}
-	for _, n := range v.Set.namesWith(render) {
-		ours, theirs := v.Set.Files[n], render.Files[n]
-		if bytes.Equal(ours, theirs) {
-			continue
-		}
-		d, err := git.Diff(ctx, n, theirs, ours)
-		if err != nil {
-			fmt.Fprintf(w, "%s differs from asb's render (%d bytes against %d; no diff: %v)\n", n, len(ours), len(theirs), err)
 			continue
 		}
 		fmt.Fprint(w, d)

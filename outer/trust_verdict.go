@@ -193,7 +193,7 @@ type PolicyRefusedError struct {
 }
 
 func (e *PolicyRefusedError) Error() string {
-	msg := fmt.Sprintf("refused: %s asks for what the policy forbids (no approval changes that; change the folder, or the policy if it is yours):", path.Clean(e.Dir))
+	msg := fmt.Sprintf("refused: %s would ask for what the policy in force forbids (no approval changes that; asb doctor names the policy files):", path.Clean(e.Dir))
 	for _, p := range e.Problems {
 		msg += "\n  " + p.String()
 	}

@@ -66,6 +66,8 @@ type IdentityOptions struct {
 	Volumes func() ([]string, error)
 	// Say tells the user what was recovered; nil says nothing.
 	Say func(string)
+
+	tracked bool // StatePath is tracked by git (readOrRecover)
 }
 
 // ResolveIdentity computes the identity of the outer folder dir for agent.
@@ -128,7 +130,9 @@ func readOrRecover(dir string, id Identity, o IdentityOptions) (State, error) {
 		return State{}, err
 	}
 	if folderfs.Local(dir, StatePath) != nil {
-		o.Record = false // tracked by git: neither read nor written
+		// Tracked by git: neither read nor written; this clone's volume
+		// is found in msb at each run.
+		o.Record, o.tracked = false, true
 	}
 	if o.Record {
 		l, err := AcquireFolderLock(context.Background(), dir, StateLockPath, Holder("recording the home volume", o.Now), nil)
@@ -185,7 +189,7 @@ func homeVolume(id Identity, o IdentityOptions, damaged bool) (string, error) {
 	}
 	sort.Strings(mine)
 	found := mine[len(mine)-1]
-	if o.Say != nil {
+	if o.Say != nil && !o.tracked {
 		how := "missing"
 		if damaged {
 			how = "damaged"

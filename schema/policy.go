@@ -179,51 +179,56 @@ func ParsePolicy(path string, raw []byte) (*PolicyLayer, []Problem) {
 	for i := 0; i+1 < len(root.Content); i += 2 {
 		k, v := root.Content[i], root.Content[i+1]
 		l.lines[k.Value] = k.Line
-		switch k.Value {
-		case PolicyNetworkModes:
-			l.NetworkModes = policyList(v, k.Value, bad, func(s string) string {
-				if !slices.Contains(PolicyNetworkModeNames, s) {
-					return "use " + strings.Join(PolicyNetworkModeNames, ", ")
-				}
-				return ""
-			})
-		case PolicySecretHosts, PolicyNeverAllow:
-			hosts := policyList(v, k.Value, bad, func(s string) string {
-				if re := Host(s); re != nil {
-					return re.Fix
-				}
-				return ""
-			})
-			if k.Value == PolicySecretHosts {
-				l.SecretHosts = hosts
-			} else {
-				l.NeverAllow = hosts
-			}
-		case PolicyImagesFrom:
-			l.ImagesFrom = policyList(v, k.Value, bad, func(s string) string {
-				if strings.ContainsAny(s, " \t${}") {
-					return "give a registry or repository prefix, e.g. registry.example.com/ or docker.io/library/debian"
-				}
-				return ""
-			})
-		case PolicyHostBinds, PolicyPorts:
-			var b bool
-			if v.Kind != yaml.ScalarNode || v.Decode(&b) != nil {
-				bad(v, k.Value, "write "+k.Value+": false (or true)", "%s is not true or false", k.Value)
-				continue
-			}
-			if k.Value == PolicyHostBinds {
-				l.HostBinds = &b
-			} else {
-				l.Ports = &b
-			}
-		case PolicyMax:
-			parsePolicyMax(l, v, bad)
-		default:
-			bad(k, k.Value, "use one of "+strings.Join(PolicyKeys, ", "), "unknown key %s", k.Value)
-		}
+		l.parseKey(k, v, bad)
 	}
 	return l, probs
+}
+
+// parseKey reads one key of a policy file.
+func (l *PolicyLayer) parseKey(k, v *yaml.Node, bad policyBad) {
+	switch k.Value {
+	case PolicyNetworkModes:
+		l.NetworkModes = policyList(v, k.Value, bad, func(s string) string {
+			if !slices.Contains(PolicyNetworkModeNames, s) {
+				return "use " + strings.Join(PolicyNetworkModeNames, ", ")
+			}
+			return ""
+		})
+	case PolicySecretHosts, PolicyNeverAllow:
+		hosts := policyList(v, k.Value, bad, func(s string) string {
+			if re := Host(s); re != nil {
+				return re.Fix
+			}
+			return ""
+		})
+		if k.Value == PolicySecretHosts {
+			l.SecretHosts = hosts
+		} else {
+			l.NeverAllow = hosts
+		}
+	case PolicyImagesFrom:
+		l.ImagesFrom = policyList(v, k.Value, bad, func(s string) string {
+			if strings.ContainsAny(s, " \t${}") {
+				return "give a registry or repository prefix, e.g. registry.example.com/ or docker.io/library/debian"
+			}
+			return ""
+		})
+	case PolicyHostBinds, PolicyPorts:
+		var b bool
+		if v.Kind != yaml.ScalarNode || v.Decode(&b) != nil {
+			bad(v, k.Value, "write "+k.Value+": false (or true)", "%s is not true or false", k.Value)
+			return
+		}
+		if k.Value == PolicyHostBinds {
+			l.HostBinds = &b
+		} else {
+			l.Ports = &b
+		}
+	case PolicyMax:
+		parsePolicyMax(l, v, bad)
+	default:
+		bad(k, k.Value, "use one of "+strings.Join(PolicyKeys, ", "), "unknown key %s", k.Value)
+	}
 }
 
 type policyBad func(n *yaml.Node, field, fix, format string, args ...any)

@@ -17,7 +17,7 @@ type PolicyRefusal struct {
 	What    string // the value, as the folder asks for it: "network public"
 	Key     string // the policy key that forbids it
 	Where   string // its file and line: /etc/asb/policy.yaml:3
-	Allowed string // what the key allows
+	Allowed string // the key's value
 	Machine bool   // the administrator's file
 	Fix     string
 }
@@ -34,12 +34,7 @@ func (l *PolicyLayer) refuse(key, what, allowed, fix string) *PolicyRefusal {
 	return &PolicyRefusal{What: what, Key: key, Where: l.Where(key), Allowed: allowed, Machine: l.Machine, Fix: fix}
 }
 
-func listOrNone(l []string) string {
-	if len(l) == 0 {
-		return "none"
-	}
-	return strings.Join(l, ", ")
-}
+func listOrNone(l []string) string { return "[" + strings.Join(l, ", ") + "]" }
 
 // PolicyModeOf is the network mode a policy names for sandbox.yaml's
 // network, as msb resolves it: allow (an allow list), public (also no
@@ -75,7 +70,7 @@ func (p *Policy) AllowHost(host string) *PolicyRefusal {
 	for _, l := range p.layers() {
 		for _, n := range l.NeverAllow {
 			if EntryCovers(host, n) || EntryCovers(n, host) {
-				return l.refuse(PolicyNeverAllow, "allowing "+host, "never "+n, "remove "+host+" from the allow list (asb network deny "+host+")")
+				return l.refuse(PolicyNeverAllow, "allowing "+host, listOrNone(l.NeverAllow), "remove "+host+" from the allow list (asb network deny "+host+")")
 			}
 		}
 	}
@@ -92,7 +87,7 @@ func (p *Policy) Reaches(mode string, deny []string) *PolicyRefusal {
 	for _, l := range p.layers() {
 		for _, n := range l.NeverAllow {
 			if !slices.ContainsFunc(deny, func(d string) bool { return EntryCovers(d, n) }) {
-				return l.refuse(PolicyNeverAllow, "network "+mode+" (which reaches "+n+")", "never "+n,
+				return l.refuse(PolicyNeverAllow, "network "+mode+" (which reaches "+n+")", listOrNone(l.NeverAllow),
 					"deny it (asb network deny "+n+"), or use an allow list")
 			}
 		}
@@ -181,7 +176,7 @@ func (p *Policy) Port(spec string) *PolicyRefusal {
 func (p *Policy) CPUs(n int) *PolicyRefusal {
 	for _, l := range p.layers() {
 		if l.MaxCPUs > 0 && n > l.MaxCPUs {
-			return l.refuse(PolicyMax+".cpus", strconv.Itoa(n)+" CPUs", "at most "+strconv.Itoa(l.MaxCPUs),
+			return l.refuse(PolicyMax+".cpus", strconv.Itoa(n)+" CPUs", strconv.Itoa(l.MaxCPUs),
 				"give the VM at most "+strconv.Itoa(l.MaxCPUs)+" CPUs (cpus: in sandbox.yaml)")
 		}
 	}
@@ -209,7 +204,7 @@ func (p *Policy) size(key, what, size string, max func(*PolicyLayer) string, fix
 	for _, l := range p.layers() {
 		if m := max(l); m != "" {
 			if limit, _ := ParseSize(m); mib > limit {
-				return l.refuse(PolicyMax+"."+key, what, "at most "+m, fix)
+				return l.refuse(PolicyMax+"."+key, what, m, fix)
 			}
 		}
 	}

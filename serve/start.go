@@ -28,6 +28,8 @@ type Deps struct {
 	Up func(context.Context, Server) (bool, error)
 	// Free is whether nothing holds a host port (BindFree).
 	Free func(int) bool
+	// Forwards are a VM's port forwards (nil: Forwards, from msb).
+	Forwards func(ctx context.Context, vm string) ([]Forward, bool, error)
 	// Wait is how long a started server may take to answer.
 	Wait time.Duration
 	// Recreate allows removing a VM made without the forward.
@@ -143,11 +145,12 @@ func usable(ctx context.Context, dir, vm string, rec *Record, agent schema.Agent
 	case rec.GuestPort != agent.Serve.Port:
 		return fmt.Sprintf("forwards to the VM's port %d, not %s's %d", rec.GuestPort, agent.Name, agent.Serve.Port), nil
 	}
-	if h := claims.Holder(rec.Port); h != "" && h != dir {
-		return "is held by another folder now", nil
-	}
 	if !d.Free(rec.Port) {
-		ports, _, err := Forwards(ctx, vm)
+		forwards := d.Forwards
+		if forwards == nil {
+			forwards = Forwards
+		}
+		ports, _, err := forwards(ctx, vm)
 		if err != nil {
 			return "", err
 		}

@@ -117,9 +117,12 @@ func Run(o *Options) error {
 	b.Print(o.Factory.IO.Out)
 	w := o.Factory.IO.Out
 	printServed(w, sv)
-	if appr.Trusted {
+	switch {
+	case appr.Trusted:
 		fmt.Fprintf(w, "\nApproval: asb task runs this folder: %s.\n", appr.Why)
-	} else {
+	case len(appr.Refused) > 0:
+		fmt.Fprintln(w, "\nApproval: refused by the policy in force (below): asb task runs nothing of it, whatever asb trust says.")
+	default:
 		fmt.Fprintf(w, "\nApproval: not approved: %s. asb task runs nothing of it (not its Taskfile, configs or image) until asb trust; asb trust --show shows what it grants and what changed.\n", appr.Why)
 	}
 	printPolicy(w, appr, o.Factory)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"time"
 
@@ -146,11 +147,7 @@ func Run(ctx context.Context, args []string, f *cmdutil.Factory) (code int) {
 			code = 70
 		}
 	}()
-	// asb reads no runtime state a clone carried (folderfs.Local): it
-	// says so once per file.
-	folderfs.OnIgnored = func(rel string) {
-		fmt.Fprintf(io.ErrOut, "asb: ignored %s: the outer folder's git tracks it, and runtime state is this machine's own (a clone's is never read); git rm --cached %s stops tracking it\n", rel, rel)
-	}
+	folderfs.OnIgnored = func(rel string) { sayIgnored(io, rel) }
 	cmd := NewCmd(f)
 	cmd.SetArgs(args)
 	err := cmd.ExecuteContext(ctx)
@@ -167,4 +164,20 @@ func Run(ctx context.Context, args []string, f *cmdutil.Factory) (code int) {
 		}
 	}
 	return cmdutil.ExitCode(err)
+}
+
+// saidEnv lists the files sayIgnored has named, for the asb processes this
+// one starts (the Taskfile's asb validate, msb-conf…): one command says it
+// once.
+const saidEnv = "ASB_SAID_IGNORED"
+
+// sayIgnored tells the user that asb reads no runtime state a clone
+// carried (folderfs.Local), once per file and command.
+func sayIgnored(io *cmdutil.IOStreams, rel string) {
+	said := os.Getenv(saidEnv)
+	if slices.Contains(strings.Split(said, "\n"), rel) {
+		return
+	}
+	fmt.Fprintf(io.ErrOut, "asb: ignored %s: the outer folder's git tracks it, and runtime state is this machine's own (a clone's is never read); git rm --cached %s stops tracking it\n", rel, rel)
+	_ = os.Setenv(saidEnv, strings.TrimPrefix(said+"\n"+rel, "\n"))
 }

@@ -107,7 +107,7 @@ func Run(ctx context.Context, o *Options) error {
 	if err := v.Approve("asb trust"); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "\napproved: %s as it is now (%d files and its answers, content %s); a change to any of them needs asb trust again\n", dir, len(v.Set.Files)-1, v.Set.Hash()[:12])
+	fmt.Fprintf(w, "\napproved: %s as it is now (%d files and its answers, content %s); a change to any of them needs asb trust again\n", dir, v.Set.Count(), v.Set.Hash()[:12])
 	return nil
 }
 
