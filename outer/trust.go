@@ -317,12 +317,8 @@ func (s *TrustSet) widens() bool {
 	return false
 }
 
-// RenderTrustSet is the trust set asb renders from dir's recorded answers
-// (asb.yaml) with the templates of tree.
-func RenderTrustSet(dir string, tree fs.FS) (*TrustSet, error) {
-	return renderTrustSet(dir, tree, newScope(schema.DefaultAgents()))
-}
-
+// renderTrustSet is the trust set asb renders from dir's recorded
+// answers (asb.yaml) with the templates of tree.
 func renderTrustSet(dir string, tree fs.FS, sc trustScope) (*TrustSet, error) {
 	plan, rec, err := renderRecord(dir, tree, "", nil)
 	if err != nil {

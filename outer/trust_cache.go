@@ -131,7 +131,7 @@ func (j Judge) saveCache(v *Verdict, start int64) {
 }
 
 func (j Judge) policyPaths() []string {
-	return schema.StatPolicy(j.MachinePolicy, schema.UserPolicyPath(j.getenv))
+	return schema.PolicyPaths(j.MachinePolicy, schema.UserPolicyPath(j.getenv))
 }
 
 // CheckTrustCached is the verdict for the hot path (asb task agent): the

@@ -14,7 +14,7 @@ import (
 )
 
 // cacheFolder lays down an approved folder and returns its judge.
-func cacheFolder(t *testing.T) (string, Judge) {
+func cacheFolder(t testing.TB) (string, Judge) {
 	t.Helper()
 	base := t.TempDir()
 	dir := filepath.Join(base, "demo")
@@ -40,7 +40,7 @@ func cacheFolder(t *testing.T) (string, Judge) {
 
 // settle waits out the window in which a just-written file is too new
 // for its stamp to be trusted (racyNs), then primes the cache.
-func settle(t *testing.T, dir string, j Judge) {
+func settle(t testing.TB, dir string, j Judge) {
 	t.Helper()
 	time.Sleep(2 * racyNs)
 	v, err := CheckTrustCached(dir, j)

@@ -93,13 +93,13 @@ func (j Judge) Check(dir string) (*Verdict, error) {
 		return v, nil
 	}
 	if serr == nil {
-		v.Last = store.Last(dir)
 		store.stamp(st, store.setPath(dir, set.Hash()))
 		if store.Approved(dir, set.Hash()) {
 			v.Trusted, v.Why = true, "approved by you"
 			j.saveCache(v, start)
 			return v, nil
 		}
+		v.Last = store.Last(dir)
 	}
 	render, rerr := renderTrustSet(dir, j.Templates, sc)
 	v.Render = render

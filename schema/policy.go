@@ -289,9 +289,9 @@ func parsePolicyMax(l *PolicyLayer, v *yaml.Node, bad policyBad) {
 	}
 }
 
-// StatPolicy lists the policy paths asb looks at (the machine's, the
+// PolicyPaths lists the policy paths asb looks at (the machine's, the
 // user's), for a cache that must notice one appearing.
-func StatPolicy(machine, user string) []string {
+func PolicyPaths(machine, user string) []string {
 	var out []string
 	for _, p := range []string{machine, user} {
 		if p != "" {
