@@ -16,18 +16,15 @@ import (
 )
 
 // Explain writes what a user needs to decide on a folder that does not
-// run: the policy's refusals; what it would grant, as asb boundary shows
+// run (a folder the policy refuses is an error: nothing to decide): what
+// it would grant, as asb boundary shows
 // it; what widened and narrowed since the version this user approved
 // (from the grants kept with that approval); and the files that differ
 // from it, each labelled rendered by asb, edited or added, with a diff
 // only for content that is not asb's render.
 func (v *Verdict) Explain(ctx context.Context, w io.Writer, git runner.Git) error {
 	if len(v.Refused) > 0 {
-		fmt.Fprintln(w, "The policy in force forbids what this folder asks for (no approval changes that):")
-		for _, p := range v.Refused {
-			fmt.Fprintf(w, "  %s\n", red(w, p.String()))
-		}
-		return nil
+		return &PolicyRefusedError{Dir: v.Dir, Problems: v.Refused} // no approval changes that
 	}
 	f, err := Open(v.Dir, Options{Getenv: v.judge.Getenv, Agents: v.judge.agents()})
 	if err != nil {

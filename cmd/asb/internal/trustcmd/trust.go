@@ -83,9 +83,6 @@ func Run(ctx context.Context, o *Options) error {
 	}
 	switch {
 	case len(v.Refused) > 0:
-		if err := v.Explain(ctx, w, o.Git); err != nil {
-			return err
-		}
 		return &outer.PolicyRefusedError{Dir: dir, Problems: v.Refused}
 	case v.Trusted:
 		if o.Show {
