@@ -38,14 +38,8 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 }
 
 // newCmd lets tests swap the run function.
-func newCmd(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
-	opts := &Options{IO: f.IO, Host: f.Host, Needs: func() []host.DiskNeed { return folderNeeds(f) },
-		Folder: func() []host.Check { return folderChecks(f) },
-		Policy: func() host.Check { return policyCheck(f) }}
-	cmd := &cobra.Command{
-		Use:   "doctor",
-		Short: "Check that this machine can run the agent's microVM",
-		Long: `Check what the agent's microVM needs on this machine, one line per check:
+// doctorLong is doctor's help: one line per check it makes.
+var doctorLong = `Check what the agent's microVM needs on this machine, one line per check:
 
   msb              microsandbox's CLI on PATH
   msb version      ` + host.MinMSB + ` or a later 0.7 release, looked up in asb's table of
@@ -76,7 +70,16 @@ of a doomed boot. image:build and image:load do not need it. In an outer
 folder it also checks that the disk limits fit the free disk: the root disk
 and the container disk (asb limit ls) under MSB_HOME, the workspace quota
 in the folder.
-` + host.SkipEnv + `=1 skips that check, for a host where asb's reading is wrong.`,
+` + host.SkipEnv + `=1 skips that check, for a host where asb's reading is wrong.`
+
+func newCmd(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
+	opts := &Options{IO: f.IO, Host: f.Host, Needs: func() []host.DiskNeed { return folderNeeds(f) },
+		Folder: func() []host.Check { return folderChecks(f) },
+		Policy: func() host.Check { return policyCheck(f) }}
+	cmd := &cobra.Command{
+		Use:   "doctor",
+		Short: "Check that this machine can run the agent's microVM",
+		Long:  doctorLong,
 		Example: `  # Is this machine ready?
   asb doctor
 

@@ -163,15 +163,8 @@ func (o *Options) prepare() (*prepared, error) {
 	if err := o.resolveWorkspace(); err != nil {
 		return nil, err
 	}
-	if r := o.WorkspaceRemote; r != "" {
-		if o.Init.Workspace == "" || looksLikeURL(o.Init.Workspace) {
-			return nil, &cmdutil.UsageError{Err: fmt.Errorf("--workspace-remote %s names a remote of a local checkout: give its path with --workspace PATH", r)}
-		}
-		if strings.HasPrefix(r, "-") || strings.IndexFunc(r, func(c rune) bool {
-			return !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune("._-", c))
-		}) >= 0 {
-			return nil, &cmdutil.UsageError{Err: fmt.Errorf("--workspace-remote %q is not a remote name (letters, digits, '.', '_' and '-', not first)", r)}
-		}
+	if err := o.checkWorkspaceRemote(); err != nil {
+		return nil, err
 	}
 	plan, err := generator.Render(o.Templates, o.Init)
 	if err != nil {
@@ -248,4 +241,22 @@ func (o *Options) dryRun(ctx context.Context, p *prepared) error {
 func fileExists(p string) bool {
 	fi, err := os.Stat(p)
 	return err == nil && fi.Mode().IsRegular()
+}
+
+// checkWorkspaceRemote refuses --workspace-remote without a local checkout
+// to name it in, or a name git would not take for a remote.
+func (o *Options) checkWorkspaceRemote() error {
+	r := o.WorkspaceRemote
+	if r == "" {
+		return nil
+	}
+	if o.Init.Workspace == "" || looksLikeURL(o.Init.Workspace) {
+		return &cmdutil.UsageError{Err: fmt.Errorf("--workspace-remote %s names a remote of a local checkout: give its path with --workspace PATH", r)}
+	}
+	if strings.HasPrefix(r, "-") || strings.IndexFunc(r, func(c rune) bool {
+		return !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune("._-", c))
+	}) >= 0 {
+		return &cmdutil.UsageError{Err: fmt.Errorf("--workspace-remote %q is not a remote name (letters, digits, '.', '_' and '-', not first)", r)}
+	}
+	return nil
 }
