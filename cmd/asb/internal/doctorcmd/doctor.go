@@ -12,6 +12,7 @@ import (
 
 	"github.com/agents-sandbox/asb/cmd/asb/internal/cmdutil"
 	"github.com/agents-sandbox/asb/host"
+	"github.com/agents-sandbox/asb/internal/termtext"
 )
 
 // Options are the parsed command line of `asb doctor`.
@@ -106,7 +107,7 @@ func Run(ctx context.Context, o *Options) error {
 	r := host.Doctor(ctx, o.Host)
 	var err error
 	if o.Format == "json" {
-		enc := json.NewEncoder(o.IO.Out)
+		enc := json.NewEncoder(termtext.JSON(o.IO.Out))
 		enc.SetIndent("", "  ")
 		blocking := r.Blocking()
 		if blocking == nil {
@@ -166,7 +167,7 @@ func runBoot(ctx context.Context, o *Options) error {
 		if checks == nil {
 			checks = []host.Check{}
 		}
-		enc := json.NewEncoder(o.IO.Out)
+		enc := json.NewEncoder(termtext.JSON(o.IO.Out))
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(bootJSON{OK: r.OK(), Skipped: r.Skipped, Checks: checks}); err != nil {
 			return fmt.Errorf("print the report: %w", err)

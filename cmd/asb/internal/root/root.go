@@ -133,7 +133,9 @@ func Main(ctx context.Context, args []string, io *cmdutil.IOStreams) int {
 
 // Run is Main with the dependencies given (tests swap some).
 func Run(ctx context.Context, args []string, f *cmdutil.Factory) (code int) {
-	io := f.IO
+	io := cmdutil.Printing(f.IO)
+	f.IO = io
+	defer io.Flush()
 	defer func() {
 		if r := recover(); r != nil {
 			fmt.Fprintf(io.ErrOut, "asb: internal error: %v\nplease report this with the command you ran\n", r)

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agents-sandbox/asb/cmd/asb/internal/cmdutil"
+	"github.com/agents-sandbox/asb/internal/termtext"
 	"github.com/agents-sandbox/asb/outer"
 	"github.com/agents-sandbox/asb/schema"
 )
@@ -54,7 +55,7 @@ func runLs(ctx context.Context, o *Options) error {
 		states = append(states, st)
 	}
 	if o.Format == "json" {
-		enc := json.NewEncoder(f.IO.Out)
+		enc := json.NewEncoder(termtext.JSON(f.IO.Out))
 		enc.SetIndent("", "  ")
 		return enc.Encode(states)
 	}
