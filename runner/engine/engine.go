@@ -124,10 +124,12 @@ func Run(ctx context.Context, spec runner.EngineSpec, stdio Stdio) (err error) {
 		}
 	}
 	recorded := false
+	review := tasks.startReview(spec, stdio.Err)
 	err = tasks.RunLocked(ctx, spec.Tasks, spec.Args, lock, func() {
 		recorded = true
 		tasks.recordWarm(spec)
 	})
+	review()
 	if !recorded && spec.Warm {
 		runner.DropWarm(spec.WarmKey()) // the dependencies are not up to date
 	}

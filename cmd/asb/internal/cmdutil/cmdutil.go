@@ -67,9 +67,14 @@ type Factory struct {
 	// Engine runs a resolved `asb task` (runner/engine, in its own
 	// executable: see runner.ExecEngine); tests run it in process.
 	Engine func(ctx context.Context, spec runner.EngineSpec, io *IOStreams) error
-	// Exec replaces asb with a command (the last one of a warm run); nil
-	// runs it as a child instead (tests).
+	// Exec replaces asb with a command (asb secret exec's msb); nil runs it
+	// as a child instead (tests).
 	Exec func(argv, env []string, dir string) error
+	// Foreground runs the agent of a warm run as asb's child on the
+	// terminal itself (runner.RunForeground), so that asb reviews what the
+	// run changed when it returns; nil runs it with the other commands'
+	// streams (tests).
+	Foreground func(argv, env []string, dir string) error
 }
 
 // UsageError is a mistake in the command line (exit code 2).

@@ -200,7 +200,7 @@ func (o *Options) record(ctx context.Context, p *prepared, clone string) error {
 		ws = filepath.Join(p.dir, "workspace")
 	}
 	rec := &schema.Record{Asb: o.Version}
-	if origin, ok := o.Git.Origin(ctx, ws); ok {
+	if origin, ok := runner.ReadOrigin(ws); ok {
 		rec.Workspace = origin
 	}
 	opts := o.Init

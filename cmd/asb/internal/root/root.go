@@ -19,6 +19,7 @@ import (
 	"github.com/agents-sandbox/asb/cmd/asb/internal/dfcmd"
 	"github.com/agents-sandbox/asb/cmd/asb/internal/doctorcmd"
 	"github.com/agents-sandbox/asb/cmd/asb/internal/exportcmd"
+	"github.com/agents-sandbox/asb/cmd/asb/internal/fetchcmd"
 	"github.com/agents-sandbox/asb/cmd/asb/internal/imagecmd"
 	"github.com/agents-sandbox/asb/cmd/asb/internal/initcmd"
 	"github.com/agents-sandbox/asb/cmd/asb/internal/limitcmd"
@@ -56,6 +57,7 @@ func NewFactory(io *cmdutil.IOStreams) *cmdutil.Factory {
 		Host:       host.SystemHost{},
 		Engine:     execEngine,
 		Exec:       runner.ExecProcess,
+		Foreground: runner.RunForeground,
 	}
 }
 
@@ -107,6 +109,7 @@ microVM. The agent sees only the files, credentials and network you list in an
 		portcmd.NewCmd(f),
 		limitcmd.NewCmd(f),
 		sessioncmd.NewCmd(f),
+		fetchcmd.NewCmd(f),
 		doctorcmd.NewCmd(f),
 		agentscmd.NewCmd(f),
 		agentcmd.NewCmd(f),
