@@ -39,19 +39,20 @@ var (
 // maxRefs bounds the loose refs asb copies from one repository.
 const maxRefs = 100000
 
-// staged is what a staged copy holds: HEAD as read, and the refs it has.
+// staged is what a staged copy holds: HEAD as read, and its refs with the
+// objects they name.
 type staged struct {
 	head    Head
 	headErr error
-	refs    map[string]bool
+	refs    map[string]string
 }
 
 // has reports whether the copy has ref (a full name), or HEAD resolves.
 func (s *staged) has(ref string) bool {
 	if ref == "HEAD" {
-		return s.headErr == nil && (s.head.Commit != "" || s.refs[s.head.Ref])
+		return s.headErr == nil && (s.head.Commit != "" || s.refs[s.head.Ref] != "")
 	}
-	return s.refs[ref]
+	return s.refs[ref] != ""
 }
 
 // stage copies what a fetch needs of src (the .git of a repository the VM
@@ -65,7 +66,7 @@ func stage(src, dst *os.Root) (*staged, error) {
 	if err := writeReplace(dst, "config", []byte(stageConfig)); err != nil {
 		return nil, err
 	}
-	st := &staged{refs: map[string]bool{}}
+	st := &staged{refs: map[string]string{}}
 	if err := stageRefs(src, dst, st); err != nil {
 		return nil, err
 	}
@@ -110,7 +111,7 @@ func stageRefs(src, dst *os.Root, st *staged) error {
 		if err := dst.MkdirAll(path.Dir(p), 0o755); err != nil {
 			return err
 		}
-		st.refs[p] = true
+		st.refs[p] = string(bytes.TrimSpace(raw))
 		return dst.WriteFile(p, raw, 0o644)
 	})
 	if err != nil {
@@ -137,13 +138,14 @@ func stageRefs(src, dst *os.Root, st *staged) error {
 	return nil
 }
 
-// packedNames adds the ref names of a packed-refs file's content to refs.
-func packedNames(raw []byte, refs map[string]bool) {
+// packedNames adds the refs of a packed-refs file's content to refs (a
+// loose ref wins, as in git).
+func packedNames(raw []byte, refs map[string]string) {
 	sc := bufio.NewScanner(bytes.NewReader(raw))
 	sc.Buffer(make([]byte, 0, 4096), 1<<20)
 	for sc.Scan() {
-		if hash, name, ok := strings.Cut(sc.Text(), " "); ok && hashRe.MatchString(hash) && ValidRefName(name) {
-			refs[name] = true
+		if hash, name, ok := strings.Cut(sc.Text(), " "); ok && hashRe.MatchString(hash) && ValidRefName(name) && refs[name] == "" {
+			refs[name] = hash
 		}
 	}
 }

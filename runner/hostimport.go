@@ -83,6 +83,10 @@ func (h *HostRepo) Import(ctx context.Context, src Source) (*Imported, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", src.Label, err)
 	}
+	stagedDir := filepath.Join(h.outer, filepath.FromSlash(stageRel))
+	if err := h.checkObjects(ctx, stagedDir, st, src.Label); err != nil {
+		return nil, err
+	}
 	imp := &Imported{Head: st.head, HeadErr: st.headErr}
 	specs, prefixes := h.specsFor(src, st, imp)
 	if len(specs) == 0 {
@@ -94,7 +98,7 @@ func (h *HostRepo) Import(ctx context.Context, src Source) (*Imported, error) {
 	}
 	args := []string{"-c", "protocol.allow=never", "-c", "protocol.file.allow=always", "-c", "fetch.fsckObjects=true", "-c", "transfer.fsckObjects=true",
 		"fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--no-recurse-submodules", "--update-shallow", "--prune",
-		"--", filepath.Join(h.outer, filepath.FromSlash(stageRel))}
+		"--", stagedDir}
 	if _, err := h.output(ctx, append(args, specs...)...); err != nil {
 		return nil, fmt.Errorf("fetch %s into %s: %w", src.Label, HostRepoDir, err)
 	}
@@ -104,6 +108,41 @@ func (h *HostRepo) Import(ctx context.Context, src Source) (*Imported, error) {
 	}
 	imp.Updated = diffRefs(before, after)
 	return imp, nil
+}
+
+// checkObjects refuses a staged copy with a ref whose object it lacks:
+// one reached only through alternates or a link (which are not copied), or
+// a damaged repository. The fetch would fail on it anyway, saying less.
+func (h *HostRepo) checkObjects(ctx context.Context, staged string, st *staged, label string) error {
+	byHash := map[string][]string{}
+	for name, hash := range st.refs {
+		byHash[hash] = append(byHash[hash], name)
+	}
+	if st.head.Commit != "" {
+		byHash[st.head.Commit] = append(byHash[st.head.Commit], "HEAD")
+	}
+	if len(byHash) == 0 {
+		return nil
+	}
+	var in strings.Builder
+	for hash := range byHash {
+		in.WriteString(hash + "\n")
+	}
+	out, err := h.git.run(ctx, gitRun{dir: staged, stdin: strings.NewReader(in.String())}, "--git-dir="+staged, "cat-file", "--batch-check=%(objectname)")
+	if err != nil {
+		return fmt.Errorf("read %s: %w", label, err)
+	}
+	var missing []string
+	for line := range strings.SplitSeq(strings.TrimSpace(string(out)), "\n") {
+		if hash, ok := strings.CutSuffix(line, " missing"); ok {
+			missing = append(missing, byHash[hash]...)
+		}
+	}
+	if len(missing) > 0 {
+		sort.Strings(missing)
+		return &ShapeError{Repo: label, Found: fmt.Sprintf("%s names an object the repository does not hold (one reached through alternates or a link is not read)", strings.Join(missing, ", "))}
+	}
+	return nil
 }
 
 // specsFor are the refspecs of src whose source the staged copy has (the
