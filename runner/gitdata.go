@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/agents-sandbox/asb/schema"
 )
@@ -19,10 +20,7 @@ import (
 // .git (no link leads out of it), size-limited, and their form checked;
 // no git runs there.
 
-var (
-	hashRe    = regexp.MustCompile(`^([0-9a-f]{40}|[0-9a-f]{64})$`)
-	refNameRe = regexp.MustCompile(`^refs/[A-Za-z0-9._/+-]+$`)
-)
+var hashRe = regexp.MustCompile(`^([0-9a-f]{40}|[0-9a-f]{64})$`)
 
 // maxRefFile bounds what asb reads of a ref file of a repository the VM
 // writes (HEAD, a loose ref); packed-refs may be larger.
@@ -31,12 +29,21 @@ const (
 	maxPackedRefs = 64 << 20
 )
 
-// ValidRefName reports whether name is a full ref name asb accepts from a
-// repository the VM writes: refs/…, of letters, digits and ._/+- only, with
-// no component that git refuses (empty, leading dot, .., .lock).
+// ValidRefName reports whether name is a full ref name (refs/…) as git
+// accepts one (git check-ref-format): no control character, space or
+// ~^:?*[\, no "..", "@{" or "//", no component that starts with a dot or
+// ends in .lock, not ending in / or .; and UTF-8. What it may still hold
+// (a C1 control, a bidi override) is shown through asb's printer.
 func ValidRefName(name string) bool {
-	if !refNameRe.MatchString(name) || strings.Contains(name, "..") || strings.HasSuffix(name, "/") {
+	if !strings.HasPrefix(name, "refs/") || len(name) > 1024 || !utf8.ValidString(name) ||
+		strings.ContainsAny(name, " ~^:?*[\\\x7f") || strings.Contains(name, "..") || strings.Contains(name, "@{") ||
+		strings.HasSuffix(name, "/") || strings.HasSuffix(name, ".") {
 		return false
+	}
+	for _, r := range name {
+		if r < 0x20 {
+			return false
+		}
 	}
 	for c := range strings.SplitSeq(name, "/") {
 		if c == "" || strings.HasPrefix(c, ".") || strings.HasSuffix(c, ".lock") {

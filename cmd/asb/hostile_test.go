@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/rogpeppe/go-internal/testscript"
 )
@@ -234,7 +235,8 @@ func plantCommondir(ts *testscript.TestScript, repo, _ string) {
 }
 
 // plantSubmodule: a submodule committed in the checkout, whose own
-// repository (in the work tree) names the canary as fsmonitor and hooks.
+// repository (in the work tree) names the canary as fsmonitor and hooks,
+// with a change in it (what a status of the checkout recurses into).
 func plantSubmodule(ts *testscript.TestScript, repo, canary string) {
 	sub := filepath.Join(repo, "sub")
 	ts.Check(os.MkdirAll(sub, 0o755))
@@ -242,7 +244,7 @@ func plantSubmodule(ts *testscript.TestScript, repo, canary string) {
 	vmGit(ts, sub, "commit", "-q", "--allow-empty", "-m", "sub")
 	id := vmGit(ts, sub, "rev-parse", "HEAD")
 	vmGit(ts, repo, "update-index", "--add", "--cacheinfo", "160000,"+id+",sub")
-	ts.Check(os.WriteFile(filepath.Join(repo, ".gitmodules"), []byte("[submodule \"sub\"]\n\tpath = sub\n\turl = ./sub\n\tupdate = !"+canary+"\n"), 0o644))
+	ts.Check(os.WriteFile(filepath.Join(repo, ".gitmodules"), []byte("[submodule \"sub\"]\n\tpath = sub\n\turl = ./sub\n"), 0o644))
 	vmGit(ts, repo, "add", ".gitmodules")
 	vmGit(ts, repo, "commit", "-qm", "a submodule")
 	appendFile(ts, filepath.Join(sub, ".git", "config"), "[core]\n\tfsmonitor = "+canary+"\n\thooksPath = "+filepath.Dir(canary)+"\n")
@@ -315,6 +317,26 @@ func cmdIntact(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		if argv[0] == "log" && string(out) != string(want) {
 			ts.Fatalf("the outer folder's history changed:\n%s\nwant:\n%s", out, want)
+		}
+	}
+}
+
+// cmdNoRaw fails when the last command's stdout or stderr holds a byte or
+// character a terminal obeys: a C0 control but tab and newline, DEL, a C1
+// control, a bidi override or isolate, or bytes that are not UTF-8.
+func cmdNoRaw(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 0 {
+		ts.Fatalf("usage: noraw")
+	}
+	for _, stream := range []string{"stdout", "stderr"} {
+		text := ts.ReadFile(stream)
+		if !utf8.ValidString(text) {
+			ts.Fatalf("%s holds bytes that are not UTF-8: %q", stream, text)
+		}
+		for i, r := range text {
+			if (r < 0x20 && r != '\t' && r != '\n') || (r >= 0x7F && r <= 0x9F) || (r >= 0x202A && r <= 0x202E) || (r >= 0x2066 && r <= 0x2069) {
+				ts.Fatalf("%s holds %U raw at byte %d: %q", stream, r, i, text[max(0, i-40):min(len(text), i+40)])
+			}
 		}
 	}
 }

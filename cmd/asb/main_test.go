@@ -119,6 +119,8 @@ func Setup(env *testscript.Env) error {
 //	                    "asb: …", matching REGEXP, with no panic or trace
 //	plant, everything, intact
 //	                    the hostile VM and the user after it (hostile_test.go)
+//	noraw               the last command's output holds no character a
+//	                    terminal obeys (hostile_test.go)
 func ScriptCmds() map[string]func(ts *testscript.TestScript, neg bool, args []string) {
 	return map[string]func(ts *testscript.TestScript, neg bool, args []string){
 		"mode":       cmdMode,
@@ -128,6 +130,7 @@ func ScriptCmds() map[string]func(ts *testscript.TestScript, neg bool, args []st
 		"plant":      cmdPlant,
 		"everything": cmdEverything,
 		"intact":     cmdIntact,
+		"noraw":      cmdNoRaw,
 	}
 }
 
