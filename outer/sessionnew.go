@@ -65,12 +65,14 @@ func NewSession(ctx context.Context, f *Folder, o NewSessionOptions) (Session, s
 	if err := makeCheckout(ctx, dir, s, h); err != nil {
 		return Session{}, "", err
 	}
-	if err := WriteSession(dir, s); err != nil {
-		_ = RemoveSessionFiles(dir, s)
-		return Session{}, "", err
+	err = WriteSession(dir, s)
+	if err == nil {
+		_, err = WriteSessionConf(dir, s)
 	}
-	if _, err := WriteSessionConf(dir, s); err != nil {
+	if err != nil {
 		_ = RemoveSessionFiles(dir, s)
+		_, base := sessionRefs(s.Name)
+		_ = h.DeleteRefs(ctx, s.HostRef(), base)
 		return Session{}, "", err
 	}
 	return s, note, nil

@@ -138,14 +138,15 @@ type UnmergedError struct {
 
 func (e *UnmergedError) Error() string {
 	what := fmt.Sprintf("%s holds %d commit(s) that no other branch has", e.Branch, e.Commits)
+	take := fmt.Sprintf("take them first (in a checkout of your own: git fetch asb && git merge asb/%s; asb fetch says more)", e.Name)
 	switch {
 	case e.Dirty:
 		what = "its checkout has changes that are not committed"
+		take = fmt.Sprintf("commit them in its VM first (asb task vm:shell --session %s) and take the branch", e.Name)
 	case e.Why != "":
 		what = e.Why
 	}
-	return fmt.Sprintf("session %s not removed: %s; take them first (in your own checkout: git fetch asb && git merge asb/%s, see asb fetch), or remove it anyway with asb session rm --force %s",
-		e.Name, what, e.Name, e.Name)
+	return fmt.Sprintf("session %s not removed: %s; %s, or remove it anyway with asb session rm --force %s", e.Name, what, take, e.Name)
 }
 
 // RemoveSession ends session s: its VM, its home volume, its checkout and

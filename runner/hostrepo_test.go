@@ -80,6 +80,9 @@ func TestImportWorkspace(t *testing.T) {
 	if imp, err = h.Import(ctx, WorkspaceSource()); err != nil {
 		t.Fatal(err)
 	}
+	if len(imp.Updated) != 2 {
+		t.Errorf("a branch removed, another made: updated %+v", imp.Updated)
+	}
 	if _, ok := h.Commit(ctx, WorkspaceBranches+"main"); ok {
 		t.Error("workspace/main outlived its branch")
 	}

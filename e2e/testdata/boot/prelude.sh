@@ -7,6 +7,9 @@ if [ "$GUEST_SHAPE" = nested ] && [ "$(id -u)" = 0 ]; then
 	echo 'user:x:2000:2000:user:/data/root:/bin/sh' >>/etc/passwd
 	echo 'user:x:2000:' >>/etc/group
 	chmod 0666 /dev/kvm
+	# git, for asb and the user, where the scenario brought one (its
+	# libraries too; the initramfs keeps its own where it has them).
+	[ -d "$DATA/git/root" ] && cp -an "$DATA/git/root/." /
 	mkdir -p "$DATA/root"
 	chown -R 2000:2000 "$DATA"
 	note svm "$(grep -c -w svm /proc/cpuinfo)"
