@@ -55,6 +55,22 @@ func Fprint(w io.Writer, st Style, s string) error {
 	return err
 }
 
+// Ring rings the terminal's bell on w: a BEL of asb's own (a notification,
+// asb attach --notify bell), written as it is even through a Writer, which
+// shows every other BEL as ^G.
+func Ring(w io.Writer) error {
+	if tw, ok := w.(*Writer); ok {
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		tw.mu.Lock()
+		defer tw.mu.Unlock()
+		w = tw.w
+	}
+	_, err := io.WriteString(w, "\a")
+	return err
+}
+
 // JSON returns a writer for a JSON document on its way to w: the characters
 // a Writer would show as \x9b or \u202e (DEL, C1 controls, bidi
 // overrides) are written as JSON escapes instead (\u009b), which mean the

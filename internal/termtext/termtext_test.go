@@ -120,3 +120,16 @@ func TestJSON(t *testing.T) {
 		t.Errorf("round trip: %q, want %q", back["name"], in["name"])
 	}
 }
+
+// asb's own bell rings through a Writer; a BEL in the text is shown.
+func TestRing(t *testing.T) {
+	var buf bytes.Buffer
+	w := New(&buf)
+	_, _ = w.Write([]byte("x\a"))
+	if err := Ring(w); err != nil {
+		t.Fatal(err)
+	}
+	if got := buf.String(); got != "x^G\a" {
+		t.Errorf("%q, want x^G then a raw BEL", got)
+	}
+}
