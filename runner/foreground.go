@@ -23,8 +23,10 @@ func (e *ExitStatusError) ExitCode() int { return e.Code }
 // user's chosen raw channel to the VM. asb stays its parent, so that it can
 // review what the run changed once it returns (outer.ReviewHostRun). While
 // it waits, a Ctrl-C or Ctrl-\ is the child's alone (the terminal sends it
-// to both; asb takes no action on it), and no context kills the child:
-// asb waits for it, and reports its exit code (ExitStatusError).
+// to both; asb takes no action on it), and a SIGTERM or SIGHUP sent to asb
+// is passed on. (No parent-death signal: it is tied to the thread that
+// started the child, and an agent's session lasts hours.) It returns the
+// child's exit code as an ExitStatusError.
 func RunForeground(argv, env []string, dir string) error {
 	path, err := exec.LookPath(argv[0])
 	if err != nil {
@@ -33,13 +35,30 @@ func RunForeground(argv, env []string, dir string) error {
 	// Caught, not ignored: an ignored signal would stay ignored in the
 	// child too.
 	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGQUIT)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGQUIT, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)
 	cmd := exec.Command(path, argv[1:]...)
 	cmd.Args[0] = argv[0]
 	cmd.Env, cmd.Dir = env, dir
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	err = cmd.Run()
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		for {
+			select {
+			case <-done:
+				return
+			case sig := <-sigs:
+				if sig == syscall.SIGTERM || sig == syscall.SIGHUP {
+					_ = cmd.Process.Signal(sig)
+				}
+			}
+		}
+	}()
+	err = cmd.Wait()
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
 		code := ee.ExitCode()
