@@ -1,6 +1,7 @@
 package outer
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -93,7 +94,8 @@ func ReviewHostRun(dir, session string, table schema.HostRunTable, w io.Writer) 
 	defer r.Close()
 	tree, record := reviewTree(session)
 	var last map[string]reviewed
-	if raw, err := r.ReadFile(record, schema.MaxFileSize); err == nil {
+	raw, err := r.ReadFile(record, schema.MaxFileSize)
+	if err == nil {
 		_ = json.Unmarshal(raw, &last) // an unreadable record: everything is new
 	}
 	now, err := scanHostRun(r, tree, table, last)
@@ -101,8 +103,10 @@ func ReviewHostRun(dir, session string, table schema.HostRunTable, w io.Writer) 
 		return nil, err
 	}
 	changes := compareReview(last, now, table)
-	if err := writeReview(dir, record, now); err != nil {
-		return changes, err
+	if next, err := encodeReview(now); err != nil || !bytes.Equal(next, raw) {
+		if err := writeReview(dir, record, now); err != nil {
+			return changes, err
+		}
 	}
 	PrintHostRun(w, tree+"/", changes)
 	return changes, nil
@@ -223,9 +227,16 @@ func compareReview(last, now map[string]reviewed, table schema.HostRunTable) []H
 
 // writeReview writes a record (under .asb/, through the folder's root).
 func writeReview(dir, record string, now map[string]reviewed) error {
-	raw, err := json.MarshalIndent(now, "", " ")
+	raw, err := encodeReview(now)
 	if err != nil {
 		return err
 	}
-	return generator.WriteFileAtomic(dir, record, append(raw, '\n'), generator.ModeFile)
+	return generator.WriteFileAtomic(dir, record, raw, generator.ModeFile)
+}
+
+// encodeReview is a record's content (keys sorted: the same files give the
+// same bytes, and an unchanged record is not written again).
+func encodeReview(now map[string]reviewed) ([]byte, error) {
+	raw, err := json.MarshalIndent(now, "", " ")
+	return append(raw, '\n'), err
 }
