@@ -60,31 +60,8 @@ func (h *HostRepo) Import(ctx context.Context, src Source) (*Imported, error) {
 		return nil, err
 	}
 	defer lock.Release()
-	gitDir, err := OpenGitDir(filepath.Join(h.outer, filepath.FromSlash(src.Checkout)), src.Label)
+	stagedDir, st, err := h.stage(ctx, src)
 	if err != nil {
-		return nil, err
-	}
-	defer gitDir.Close()
-	root, err := folderfs.Open(h.outer)
-	if err != nil {
-		return nil, err
-	}
-	defer root.Close()
-	stageRel := importDir + "/" + src.Name + ".git"
-	if err := root.MkdirAll(stageRel, 0o755); err != nil {
-		return nil, folderfs.Explain(stageRel, err)
-	}
-	dst, err := root.OpenRoot(stageRel)
-	if err != nil {
-		return nil, folderfs.Explain(stageRel, err)
-	}
-	st, err := stage(gitDir, dst)
-	dst.Close()
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", src.Label, err)
-	}
-	stagedDir := filepath.Join(h.outer, filepath.FromSlash(stageRel))
-	if err := h.checkObjects(ctx, stagedDir, st, src.Label); err != nil {
 		return nil, err
 	}
 	imp := &Imported{Head: st.head, HeadErr: st.headErr}
@@ -108,6 +85,37 @@ func (h *HostRepo) Import(ctx context.Context, src Source) (*Imported, error) {
 	}
 	imp.Updated = diffRefs(before, after)
 	return imp, nil
+}
+
+// stage checks src's shape and copies what a fetch needs of it into its
+// staged copy, whose path it returns; a ref whose object the copy lacks is
+// refused.
+func (h *HostRepo) stage(ctx context.Context, src Source) (string, *staged, error) {
+	gitDir, err := OpenGitDir(filepath.Join(h.outer, filepath.FromSlash(src.Checkout)), src.Label)
+	if err != nil {
+		return "", nil, err
+	}
+	defer gitDir.Close()
+	root, err := folderfs.Open(h.outer)
+	if err != nil {
+		return "", nil, err
+	}
+	defer root.Close()
+	stageRel := importDir + "/" + src.Name + ".git"
+	if err := root.MkdirAll(stageRel, 0o755); err != nil {
+		return "", nil, folderfs.Explain(stageRel, err)
+	}
+	dst, err := root.OpenRoot(stageRel)
+	if err != nil {
+		return "", nil, folderfs.Explain(stageRel, err)
+	}
+	st, err := stage(gitDir, dst)
+	dst.Close()
+	if err != nil {
+		return "", nil, fmt.Errorf("read %s: %w", src.Label, err)
+	}
+	stagedDir := filepath.Join(h.outer, filepath.FromSlash(stageRel))
+	return stagedDir, st, h.checkObjects(ctx, stagedDir, st, src.Label)
 }
 
 // checkObjects refuses a staged copy with a ref whose object it lacks:
