@@ -39,12 +39,14 @@ func addGit(t *testing.T, ctx context.Context, g *testenv.Guest, dir string) {
 			}
 			copyFile(t, f, dst)
 		}
-		for link, target := range map[string]string{"usr/bin/git": "../lib/git-core/git", "usr/lib/git-core/git-upload-pack": "git"} {
-			p := filepath.Join(root, filepath.FromSlash(link))
+		// Hard links, not symbolic ones: asb's trust check reads the image's
+		// files as plain files, and refuses a link in toolchain/.
+		for _, name := range []string{"usr/bin/git", "usr/lib/git-core/git-upload-pack"} {
+			p := filepath.Join(root, filepath.FromSlash(name))
 			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 				t.Fatal(err)
 			}
-			if err := os.Symlink(target, p); err != nil {
+			if err := os.Link(filepath.Join(root, "usr", "lib", "git-core", "git"), p); err != nil {
 				t.Fatal(err)
 			}
 		}
