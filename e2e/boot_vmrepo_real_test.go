@@ -114,4 +114,10 @@ func TestRealBootVMRepository(t *testing.T) {
 	if out := ok(t, s, "host_canary"); strings.Contains(out, "canary") {
 		t.Fatalf("a program the VM named ran on the host:\n%s", out)
 	}
+	total := 0.0
+	for _, name := range []string{"host_fetch_before", "vm_git", "host_fetch", "user_fetch", "host_canary"} {
+		total += s.Steps[name].Secs
+	}
+	t.Logf("these steps took %.1f s of the %s guest's time (asb fetch: %.1f s first, %.1f s after the commit)",
+		total, s.Shape, s.Steps["host_fetch_before"].Secs, s.Steps["host_fetch"].Secs)
 }
