@@ -9,7 +9,11 @@ if [ "$GUEST_SHAPE" = nested ] && [ "$(id -u)" = 0 ]; then
 	chmod 0666 /dev/kvm
 	# git, for asb and the user, where the scenario brought one (its
 	# libraries too; the initramfs keeps its own where it has them).
-	[ -d "$DATA/git/root" ] && cp -an "$DATA/git/root/." /
+	if [ -d "$DATA/git/root" ]; then
+		for f in $(cd "$DATA/git/root" && find . ! -type d); do
+			[ -e "/$f" ] || { mkdir -p "$(dirname "/$f")" && cp -a "$DATA/git/root/$f" "/$f"; }
+		done
+	fi
 	mkdir -p "$DATA/root"
 	chown -R 2000:2000 "$DATA"
 	note svm "$(grep -c -w svm /proc/cpuinfo)"
