@@ -94,6 +94,7 @@ func runBootScenario(t *testing.T) *testenv.Session {
 	// on which terminal.
 	writeFile(t, filepath.Join(o.dir, "toolchain/rootfs/bin/opencode"),
 		"#!/bin/sh\necho \"opencode-standin $(id -un) $(id -u) $(pwd) tty=$(tty)\"\n", 0o755)
+	addGit(t, ctx, g, o.dir)
 	podman := testenv.CachedPodman(t)
 	tag := "localhost/asb-boot:test"
 	testenv.Run(t, ctx, "", os.Environ(), append(append(append(podman, "build"), testenv.PodmanBuildArgs()...), "--tag", tag, filepath.Join(o.dir, "toolchain"))...)

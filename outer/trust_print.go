@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"github.com/agents-sandbox/asb/internal/termtext"
 	"io"
 	"slices"
 	"strings"
@@ -107,7 +108,9 @@ func (v *Verdict) printChanges(w io.Writer, g *Grants) {
 	}
 	for _, c := range changes {
 		if c.Widens {
-			fmt.Fprintf(w, "  %s\n", red(w, "WIDENED   "+c.What))
+			fmt.Fprint(w, "  ")
+			_ = termtext.Fprint(w, termtext.Alarm, "WIDENED   "+c.What)
+			fmt.Fprintln(w)
 		} else {
 			fmt.Fprintf(w, "  narrowed  %s\n", c.What)
 		}

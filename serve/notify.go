@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/agents-sandbox/asb/internal/folderfs"
+	"github.com/agents-sandbox/asb/internal/termtext"
 )
 
 // The notification modes of a folder: none (the default), a desktop
@@ -150,7 +151,7 @@ func (n *Notifier) Handle(ctx context.Context, e Event) (bool, error) {
 			}
 		})
 	}
-	_, err = fmt.Fprint(n.Bell, "\a")
+	err = termtext.Ring(n.Bell)
 	return err == nil, err
 }
 

@@ -124,12 +124,20 @@ func Setup(env *testscript.Env) error {
 //	                    $ASB_FAKE_STATE, calls.log lists every call)
 //	errline REGEXP      the last command's stderr is exactly one line,
 //	                    "asb: …", matching REGEXP, with no panic or trace
+//	plant, everything, intact
+//	                    the hostile VM and the user after it (hostile_test.go)
+//	noraw               the last command's output holds no character a
+//	                    terminal obeys (hostile_test.go)
 func ScriptCmds() map[string]func(ts *testscript.TestScript, neg bool, args []string) {
 	return map[string]func(ts *testscript.TestScript, neg bool, args []string){
-		"mode":    cmdMode,
-		"tree":    cmdTree,
-		"errline": cmdErrline,
-		"fakes":   cmdFakes,
+		"mode":       cmdMode,
+		"tree":       cmdTree,
+		"errline":    cmdErrline,
+		"fakes":      cmdFakes,
+		"plant":      cmdPlant,
+		"everything": cmdEverything,
+		"intact":     cmdIntact,
+		"noraw":      cmdNoRaw,
 	}
 }
 

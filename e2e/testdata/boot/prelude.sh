@@ -7,6 +7,13 @@ if [ "$GUEST_SHAPE" = nested ] && [ "$(id -u)" = 0 ]; then
 	echo 'user:x:2000:2000:user:/data/root:/bin/sh' >>/etc/passwd
 	echo 'user:x:2000:' >>/etc/group
 	chmod 0666 /dev/kvm
+	# git, for asb and the user, where the scenario brought one (its
+	# libraries too; the initramfs keeps its own where it has them).
+	if [ -d "$DATA/git/root" ]; then
+		for f in $(cd "$DATA/git/root" && find . ! -type d); do
+			[ -e "/$f" ] || { mkdir -p "$(dirname "/$f")" && cp -a "$DATA/git/root/$f" "/$f"; }
+		done
+	fi
 	mkdir -p "$DATA/root"
 	chown -R 2000:2000 "$DATA"
 	note svm "$(grep -c -w svm /proc/cpuinfo)"

@@ -36,6 +36,23 @@ step ws_vm_stat rootexec stat -c '%n %u %g %a' /workspace/from-vm /workspace/dir
 step cfg_write vmexec touch /home/dev/.config/opencode/vm-wrote
 step cfg_host ls -A opencode
 . "$DATA/steps/steps_modes.sh"
+
+# The agent's own git, against the host (docs/vm-repositories.md,
+# boot_vmrepo_real_test.go): as dev in the VM it commits, then plants a
+# hook, a core.fsmonitor, a clean filter (its committed .gitattributes
+# selects it) and a URL rewrite with an ssh command, each naming a program
+# of the host, and changes a file. The host brings the commit in as the
+# README says; the program never runs.
+step host_fetch_before asb fetch
+step vm_git vmexec sh -c "set -e; cd /workspace; echo '* filter=x' >.gitattributes; echo 'from the vm' >vm.txt
+git add .gitattributes vm.txt; git -c user.name=agent -c user.email=agent@vm commit -qm 'from the vm'
+c=$DATA/canary.sh; git config core.fsmonitor \$c; git config filter.x.clean \$c; git config filter.x.smudge \$c
+git config url.ssh://evil.invalid/x.insteadOf /; git config core.sshCommand \$c
+for h in post-checkout reference-transaction post-index-change; do printf '#!/bin/sh\n%s hook\n' \$c >.git/hooks/\$h; chmod +x .git/hooks/\$h; done
+echo changed >>vm.txt; git log -1 --format=%s"
+step host_fetch asb fetch
+step user_fetch sh -c 'git init -q "$DATA/mine" && git -C "$DATA/mine" remote add asb "$DATA/outer/.asb/git" && git -C "$DATA/mine" fetch -q asb && git -C "$DATA/mine" log -1 --format=%s asb/workspace/main'
+step host_canary sh -c 'cat "$DATA/canary-ran" 2>/dev/null; echo end'
 # The canaries, split so that no command line holds one whole; a control
 # value in workspace/ shows the search finds what is there.
 pat=""

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agents-sandbox/asb/cmd/asb/internal/cmdutil"
+	"github.com/agents-sandbox/asb/internal/termtext"
 	"github.com/agents-sandbox/asb/outer"
 	"github.com/agents-sandbox/asb/schema"
 	"github.com/agents-sandbox/asb/serve"
@@ -91,7 +92,7 @@ func Run(o *Options) error {
 	b := f.Summarize()
 	if o.Target == "kubernetes" {
 		if o.Format == "json" {
-			return json.NewEncoder(o.Factory.IO.Out).Encode(struct {
+			return json.NewEncoder(termtext.JSON(o.Factory.IO.Out)).Encode(struct {
 				Dir    string  `json:"dir"`
 				Target string  `json:"target"`
 				Points []Point `json:"points"`
@@ -106,7 +107,7 @@ func Run(o *Options) error {
 		return err
 	}
 	if o.Format == "json" {
-		enc := json.NewEncoder(o.Factory.IO.Out)
+		enc := json.NewEncoder(termtext.JSON(o.Factory.IO.Out))
 		enc.SetIndent("", "  ")
 		return enc.Encode(struct {
 			*outer.Boundary

@@ -12,6 +12,7 @@ import (
 
 	"github.com/agents-sandbox/asb/cmd/asb/internal/cmdutil"
 	"github.com/agents-sandbox/asb/host"
+	"github.com/agents-sandbox/asb/internal/termtext"
 	"github.com/agents-sandbox/asb/outer"
 	"github.com/agents-sandbox/asb/schema"
 )
@@ -129,7 +130,7 @@ func Run(ctx context.Context, o *Options) error {
 	}
 	var err error
 	if o.Format == "json" {
-		enc := json.NewEncoder(o.IO.Out)
+		enc := json.NewEncoder(termtext.JSON(o.IO.Out))
 		enc.SetIndent("", "  ")
 		blocking := r.Blocking()
 		if blocking == nil {
@@ -189,7 +190,7 @@ func runBoot(ctx context.Context, o *Options) error {
 		if checks == nil {
 			checks = []host.Check{}
 		}
-		enc := json.NewEncoder(o.IO.Out)
+		enc := json.NewEncoder(termtext.JSON(o.IO.Out))
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(bootJSON{OK: r.OK(), Skipped: r.Skipped, Checks: checks}); err != nil {
 			return fmt.Errorf("print the report: %w", err)

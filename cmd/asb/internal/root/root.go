@@ -20,6 +20,7 @@ import (
 	"github.com/agents-sandbox/asb/cmd/asb/internal/dfcmd"
 	"github.com/agents-sandbox/asb/cmd/asb/internal/doctorcmd"
 	"github.com/agents-sandbox/asb/cmd/asb/internal/exportcmd"
+	"github.com/agents-sandbox/asb/cmd/asb/internal/fetchcmd"
 	"github.com/agents-sandbox/asb/cmd/asb/internal/imagecmd"
 	"github.com/agents-sandbox/asb/cmd/asb/internal/initcmd"
 	"github.com/agents-sandbox/asb/cmd/asb/internal/kubecmd"
@@ -62,6 +63,7 @@ func NewFactory(io *cmdutil.IOStreams) *cmdutil.Factory {
 		Exec:       runner.ExecProcess,
 		// The administrator's floor: fixed, not moved by any variable.
 		MachinePolicy: schema.MachinePolicyPath,
+		Foreground:    runner.RunForeground,
 	}
 }
 
@@ -113,6 +115,7 @@ microVM. The agent sees only the files, credentials and network you list in an
 		portcmd.NewCmd(f),
 		limitcmd.NewCmd(f),
 		sessioncmd.NewCmd(f),
+		fetchcmd.NewCmd(f),
 		doctorcmd.NewCmd(f),
 		agentscmd.NewCmd(f),
 		agentcmd.NewCmd(f),
@@ -140,7 +143,9 @@ func Main(ctx context.Context, args []string, io *cmdutil.IOStreams) int {
 
 // Run is Main with the dependencies given (tests swap some).
 func Run(ctx context.Context, args []string, f *cmdutil.Factory) (code int) {
-	io := f.IO
+	io := cmdutil.Printing(f.IO)
+	f.IO = io
+	defer io.Flush()
 	defer func() {
 		if r := recover(); r != nil {
 			fmt.Fprintf(io.ErrOut, "asb: internal error: %v\nplease report this with the command you ran\n", r)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/agents-sandbox/asb/cmd/asb/internal/cmdutil"
 	"github.com/agents-sandbox/asb/host"
+	"github.com/agents-sandbox/asb/internal/termtext"
 	"github.com/agents-sandbox/asb/outer"
 	"github.com/agents-sandbox/asb/schema"
 )
@@ -115,7 +116,7 @@ func Run(ctx context.Context, o *Options) error {
 		if probs == nil {
 			probs = []schema.Problem{}
 		}
-		enc := json.NewEncoder(o.IO.Out)
+		enc := json.NewEncoder(termtext.JSON(o.IO.Out))
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(Report{Dir: dir, Problems: probs, Errors: nerr, Warnings: nwarn}); err != nil {
 			return fmt.Errorf("write the report: %w", err)
