@@ -28,6 +28,12 @@ var bootPrelude string
 //go:embed testdata/boot/scenario.sh
 var bootScenario string
 
+// bootDiag defines on_fail for every real-boot guest session (testenv's
+// Step.Diag): it goes before the session's own script.
+//
+//go:embed testdata/boot/diag.sh
+var bootDiag string
+
 // Canaries of the outer folder: none may be found inside the VM. The
 // control value is in workspace/, where the VM must find it.
 const (
@@ -72,11 +78,13 @@ func bootRun(t *testing.T) *testenv.Session {
 // folder made by asb's generator with canaries in its host-only files, and
 // its busybox image (built here by the real podman), then runs the scenario.
 func runBootScenario(t *testing.T) *testenv.Session {
-	g := testenv.NewGuest(t)
+	g := testenv.NewGuest(t, "boot")
 	if g == nil {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 18*time.Minute)
+	// The guest's data (builds on this host) is bounded here; the guest
+	// session itself by its progress (testenv.GuestStall).
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
 	o := newOuter(t, ctx)
 	placeCanaries(t, o.dir)
@@ -98,7 +106,7 @@ func runBootScenario(t *testing.T) *testenv.Session {
 	g.WriteFile(t, "canaries", []byte(strings.Join([]string{bootSecretOC, bootSecretGH, bootCanaryYAML,
 		bootCanaryTask, bootCanaryState, bootControl}, "\n")+"\n"), 0o644)
 	g.CopyDir(t, "outer", o.dir)
-	return g.Run(t, ctx, bootPrelude+bootScenario, 15*time.Minute)
+	return g.Run(t, context.Background(), bootDiag+bootPrelude+bootScenario)
 }
 
 // leakOuter breaks the boundary on purpose, to watch the tests catch it
@@ -171,7 +179,7 @@ func ok(t *testing.T, s *testenv.Session, name string) string {
 	t.Helper()
 	st := s.Step(t, name)
 	if st.Code != 0 {
-		t.Fatalf("%s: exit %d\n%s%s", name, st.Code, st.Out, st.Err)
+		t.Fatalf("%s: %s", name, st.Why())
 	}
 	return st.Out
 }

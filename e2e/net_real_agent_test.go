@@ -182,12 +182,7 @@ func agentKeys(reqs []netlab.Request) []string {
 // printed.
 func agentWhy(s *testenv.Session, step string) string {
 	return "\nasb network log:" + netLogLines(s, "agent", agentModelHost) +
-		"\n" + step + " printed (the end):\n" + lastOf(s.Steps[step].Out+s.Steps[step].Err, 30)
-}
-
-func lastOf(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+		"\n" + step + ": " + s.Steps[step].Why()
 }
 
 // TestRealNetAgentEndToEnd: `asb task agent -- run --auto PROMPT` runs the

@@ -7,6 +7,7 @@ if [ "$GUEST_SHAPE" = nested ] && [ "$(id -u)" = 0 ]; then
 	echo 'user:x:2000:2000:user:/data/root:/bin/sh' >>/etc/passwd
 	echo 'user:x:2000:' >>/etc/group
 	chmod 0666 /dev/kvm
+	echo 0 >/proc/sys/kernel/dmesg_restrict # on_fail quotes the guest kernel
 	mkdir -p "$DATA/root"
 	chown -R 2000:2000 "$DATA"
 	note svm "$(grep -c -w svm /proc/cpuinfo)"

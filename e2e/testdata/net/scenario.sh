@@ -14,6 +14,7 @@ if [ "$(id -u)" = 0 ]; then
 	echo 'user:x:2000:2000:user:/data/root:/bin/sh' >>/etc/passwd
 	echo 'user:x:2000:' >>/etc/group
 	chmod 0666 /dev/kvm
+	echo 0 >/proc/sys/kernel/dmesg_restrict # on_fail quotes the guest kernel
 	mkdir -p "$DATA/root"
 	lab_up
 	chown -R 2000:2000 "$DATA"
