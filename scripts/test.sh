@@ -5,6 +5,10 @@
 # ${ASB_TEST_LOG:-/tmp/asb-test.log}.
 set -uo pipefail
 log=${ASB_TEST_LOG:-/tmp/asb-test.log}
+# What explains a failure after the run (each guest session's console):
+# one folder a run, never reused.
+ASB_TEST_ARTIFACTS=${ASB_TEST_ARTIFACTS:-$(mktemp -d "${TMPDIR:-/tmp}/asb-test-artifacts.XXXXXX")}
+export ASB_TEST_ARTIFACTS
 start=$(date +%s)
 go test -count=1 -timeout 60m -v "$@" ./... >"$log" 2>&1
 rc=$?
@@ -33,6 +37,6 @@ grep -E '^(ok|FAIL|panic:)\s' "$log" || true
 pass=$(grep -cE -- '^\s*--- PASS' "$log")
 fail=$(grep -cE -- '^\s*--- FAIL' "$log")
 skip=$(grep -cE -- '^\s*--- SKIP' "$log")
-echo "== $(( $(date +%s) - start ))s; full log: $log"
+echo "== $(( $(date +%s) - start ))s; full log: $log; guest consoles: $ASB_TEST_ARTIFACTS"
 echo "tests: $pass passed, $fail failed, $skip skipped"
 exit "$rc"
