@@ -70,7 +70,7 @@ func runRealImage(t *testing.T) (*testenv.Session, bool) {
 	g.AddStaticAsb(t)
 	g.WriteFile(t, "bin/builder", []byte(guestBuilder), 0o755)
 	g.CopyDir(t, "outer", a.dir)
-	script := bootDiag + bootPrelude + realImageScenario
+	script := bootLib + bootPrelude + realImageScenario
 	lab := g.Shape == testenv.ShapeNested && os.Getenv(agentSkipEnv) == ""
 	if lab {
 		// As root, before prelude.sh hands over to the user.
@@ -97,8 +97,5 @@ func TestRealBootRealImage(t *testing.T) {
 	}
 	t.Logf("the real image's VM: %s (create %.1f s, exec %.1f s under %s)", strings.Join(out, " | "),
 		s.Steps["real_create"].Secs, s.Steps["real_exec"].Secs, s.Shape)
-	if s.Notes["retried"] != "" {
-		t.Logf("retried under emulation: %s", s.Notes["retried"])
-	}
 	ok(t, s, "real_rm")
 }

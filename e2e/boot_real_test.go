@@ -28,11 +28,12 @@ var bootPrelude string
 //go:embed testdata/boot/scenario.sh
 var bootScenario string
 
-// bootDiag defines on_fail for every real-boot guest session (testenv's
-// Step.Diag): it goes before the session's own script.
+// bootLib is what every real-boot guest session shares (on_fail, for
+// testenv's Step.Diag; the retries of msb's own failures, each named by its
+// message): it goes before the session's own script.
 //
-//go:embed testdata/boot/diag.sh
-var bootDiag string
+//go:embed testdata/boot/lib.sh
+var bootLib string
 
 // Canaries of the outer folder: none may be found inside the VM. The
 // control value is in workspace/, where the VM must find it.
@@ -106,7 +107,7 @@ func runBootScenario(t *testing.T) *testenv.Session {
 	g.WriteFile(t, "canaries", []byte(strings.Join([]string{bootSecretOC, bootSecretGH, bootCanaryYAML,
 		bootCanaryTask, bootCanaryState, bootControl}, "\n")+"\n"), 0o644)
 	g.CopyDir(t, "outer", o.dir)
-	return g.Run(t, context.Background(), bootDiag+bootPrelude+bootScenario)
+	return g.Run(t, context.Background(), bootLib+bootPrelude+bootScenario)
 }
 
 // leakOuter breaks the boundary on purpose, to watch the tests catch it
@@ -191,9 +192,6 @@ func TestRealBootCreate(t *testing.T) {
 	s := bootRun(t)
 	ok(t, s, "doctor")
 	ok(t, s, "create")
-	if s.Notes["retried"] != "" { // step:why, a boot (after msb rm --force) or msb's own failure
-		t.Logf("retried under emulation: %s", s.Notes["retried"])
-	}
 	if s.Notes["vm"] == "" {
 		t.Fatal("msb ls lists no VM after vm:create")
 	}

@@ -135,7 +135,7 @@ func runNetScenario(t *testing.T) *testenv.Session {
 		}
 		script = string(raw)
 	}
-	return g.Run(t, context.Background(), bootDiag+netLabScript+script)
+	return g.Run(t, context.Background(), bootLib+netLabScript+script)
 }
 
 // netLabFiles writes the lab's configuration (with the scripted model,

@@ -68,7 +68,7 @@ step warm_record ls .asb/warm
 step agent_warm timeout 120 ptyrun asb task agent
 step stop asb task vm:stop
 step status_stopped msb status "$VM" --format json
-step start flaky timeout 300 asb task vm:start
+step start flaky bounded 300 asb task vm:start
 step home_after_start rootexec cat /home/dev/keep
 step rm asb task vm:rm
 create create2
@@ -88,7 +88,7 @@ IMG=$(msb image ls -q | head -n1)
 msb volume create --quiet bare-home
 bare_create() {
 	set -a; . ./secrets.env; set +a
-	timeout 300 msb create "$IMG" --name bare --replace --pull never --log-level debug \
+	bounded 300 msb create "$IMG" --name bare --replace --pull never --log-level debug \
 		--conf sandbox.yaml --secret-conf secrets.yaml --mount-named bare-home:/home/dev \
 		--mount-owned /var/lib/containers:kind=disk,size=8G
 }
@@ -116,7 +116,7 @@ step reap_int boot_and INT vm:create
 left() { sleep 2; echo "machines: $(machines | wc -l)"; echo "vms: $(msb ls -q | tr '\n' ' ')"; }
 step reap_int_left left
 step reap_kill boot_and KILL agent
-step reap_next flaky timeout 300 ptyrun asb task agent
+step reap_next flaky bounded 300 ptyrun asb task agent
 step reap_next_left left
 step cleanup asb task vm:rm
 

@@ -78,6 +78,9 @@ func (g *Guest) Run(t testing.TB, ctx context.Context, script string) *Session {
 	for _, n := range s.Order {
 		t.Logf("  step %-18s exit %3d  %6.1fs", n, s.Steps[n].Code, s.Steps[n].Secs)
 	}
+	if r := strings.TrimSpace(s.Notes["retried"]); r != "" { // step:kind, one for each retry (lib.sh's flaky)
+		t.Logf("retried under emulation (msb's own failures, each named by its message): %s", r)
+	}
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("guest session %s console (%s, whole in %s; result lines left out):\n%s", g.Name, g.Shape, console, lastLines(consoleOnly(s.Log), 150))
