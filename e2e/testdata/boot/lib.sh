@@ -51,13 +51,13 @@ flaky() {
 
 # msb_clients: "PID COMMAND" of each msb command running now that a step
 # waits on (a create, start, stop, exec or load; never the VMs' own msb
-# processes).
+# processes; a stand-in msb may be a script run by sh).
 msb_clients() {
 	for _p in /proc/[0-9]*; do
 		printf '%s ' "${_p#/proc/}"
 		tr '\0' ' ' <"$_p/cmdline" 2>/dev/null
 		echo
-	done | grep -E '^[0-9]+ ([^ ]*/)?msb (create|start|stop|exec|load|remove|rm) ' | cut -c1-160
+	done | grep -E '^[0-9]+ ([^ ]*sh )?([^ ]*/)?msb (create|start|stop|exec|load|remove|rm) ' | cut -c1-160
 }
 
 # bounded LIMIT CMD…: CMD, ended after LIMIT seconds (exit 124). Which side
@@ -74,7 +74,8 @@ bounded() {
 		if [ $_bw -ge "$_lim" ]; then
 			_hung=$(msb_clients | head -n 1)
 			kill -TERM $_bp 2>/dev/null
-			sleep 5
+			_bk=0
+			while kill -0 $_bp 2>/dev/null && [ $_bk -lt 10 ]; do sleep 0.5; _bk=$((_bk + 1)); done
 			kill -KILL $_bp 2>/dev/null
 			for _c in $(msb_clients | cut -d' ' -f1); do kill -KILL "$_c" 2>/dev/null; done
 			if [ -n "$_hung" ]; then
