@@ -74,7 +74,13 @@ func (g *Guest) Run(t testing.TB, ctx context.Context, script string) *Session {
 	t.Cleanup(func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) })
 	s := parseSession(g.Shape, out.String())
 	s.Console = console
-	t.Logf("real boot: host shape %s; the guest session %s took %s (%v)", g.Shape, g.Name, time.Since(start).Round(100*time.Millisecond), err)
+	cpu := "?"
+	if ps := cmd.ProcessState; ps != nil {
+		cpu = (ps.UserTime() + ps.SystemTime()).Round(time.Second).String()
+	}
+	// CPU time is what the session costs whatever else the host runs.
+	t.Logf("real boot: host shape %s; the guest session %s took %s, %s of CPU (%v)", g.Shape, g.Name,
+		time.Since(start).Round(100*time.Millisecond), cpu, err)
 	for _, n := range s.Order {
 		t.Logf("  step %-18s exit %3d  %6.1fs", n, s.Steps[n].Code, s.Steps[n].Secs)
 	}
