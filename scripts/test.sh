@@ -10,8 +10,12 @@ log=${ASB_TEST_LOG:-/tmp/asb-test.log}
 ASB_TEST_ARTIFACTS=${ASB_TEST_ARTIFACTS:-$(mktemp -d "${TMPDIR:-/tmp}/asb-test-artifacts.XXXXXX")}
 export ASB_TEST_ARTIFACTS
 start=$(date +%s)
-go test -count=1 -timeout 60m -v "$@" ./... >"$log" 2>&1
-rc=$?
+# The CPU time of the whole run (every test process, the guests' QEMU
+# included) says what it costs whatever else the machine runs.
+TIMEFORMAT='%U %S'
+cpu=$( { time go test -count=1 -timeout 60m -v "$@" ./... >"$log" 2>&1; echo "rc=$?" >"$log.rc"; } 2>&1 )
+rc=$(sed 's/rc=//' "$log.rc")
+rm -f "$log.rc"
 shape=$(grep -m1 -oE '^host shape: [a-z-]+' "$log" | cut -d' ' -f3)
 echo "== host shape: ${shape:-unknown} (can-boot: VMs boot and run commands; kvm-no-virt: boots spin, so the tests interrupt them; no-kvm: boots fail at once)"
 echo "== real-tool tests (durations)"
@@ -37,6 +41,7 @@ grep -E '^(ok|FAIL|panic:)\s' "$log" || true
 pass=$(grep -cE -- '^\s*--- PASS' "$log")
 fail=$(grep -cE -- '^\s*--- FAIL' "$log")
 skip=$(grep -cE -- '^\s*--- SKIP' "$log")
-echo "== $(( $(date +%s) - start ))s; full log: $log; guest consoles: $ASB_TEST_ARTIFACTS"
+read -r cpu_user cpu_sys <<<"$cpu"
+echo "== $(( $(date +%s) - start ))s (CPU: ${cpu_user}s user, ${cpu_sys}s system; load now: $(cut -d' ' -f1-3 /proc/loadavg)); full log: $log; guest consoles: $ASB_TEST_ARTIFACTS"
 echo "tests: $pass passed, $fail failed, $skip skipped"
 exit "$rc"
