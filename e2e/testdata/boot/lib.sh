@@ -10,8 +10,11 @@ on_fail() {
 	echo "== msb ls"
 	timeout 30 msb ls 2>&1 | tail -n 20
 	for _v in $(timeout 30 msb ls -q 2>/dev/null); do
-		echo "== msb logs $_v, system (msb's and the VM kernel's diagnostics)"
-		timeout 30 msb logs "$_v" --source system --tail 40 --no-color 2>&1
+		# msb logs at debug level (asb's create asks it to, for network
+		# log): every virtio-fs request is a line; what explains a failure
+		# is at info and above.
+		echo "== msb logs $_v, system (msb's and the VM kernel's diagnostics, DEBUG lines left out)"
+		timeout 30 msb logs "$_v" --source system --tail 2000 --timestamps --no-color 2>&1 | grep -v ' DEBUG ' | tail -n 40
 		echo "== msb logs $_v, the primary session's output"
 		timeout 30 msb logs "$_v" --source stderr,output --tail 30 --no-color 2>&1
 	done
