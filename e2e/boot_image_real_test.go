@@ -70,7 +70,16 @@ func runRealImage(t *testing.T) (*testenv.Session, bool) {
 	g.AddStaticAsb(t)
 	g.WriteFile(t, "bin/builder", []byte(guestBuilder), 0o755)
 	g.CopyDir(t, "outer", a.dir)
-	script := bootLib + bootPrelude + realImageScenario
+	scenario := realImageScenario
+	if f := os.Getenv("ASB_REALIMAGE_SCENARIO"); f != "" {
+		// Another scenario, to work on a piece of this one (docs/testing.md).
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		scenario = string(raw)
+	}
+	script := bootLib + bootPrelude + scenario
 	lab := g.Shape == testenv.ShapeNested && os.Getenv(agentSkipEnv) == ""
 	if lab {
 		// As root, before prelude.sh hands over to the user.
