@@ -31,6 +31,7 @@ func editFolder(t *testing.T, asb string) string {
 // round. (Before the edit commands took the folder's lock, both allows said
 // "added" and one host was lost.)
 func TestConcurrentEditsKeepEveryEdit(t *testing.T) {
+	testenv.Slow(t)
 	asb := testenv.BuildAsb(t)
 	dir := editFolder(t, asb)
 	for round := range 50 {
@@ -76,6 +77,7 @@ func TestConcurrentEditsKeepEveryEdit(t *testing.T) {
 // and after the next asb command no staging file (which may hold
 // secrets.env's values) is left.
 func TestKilledEditsLeaveBeforeOrAfter(t *testing.T) {
+	testenv.Slow(t)
 	asb := testenv.BuildAsb(t)
 	rng := rand.New(rand.NewPCG(11, 29))
 	for _, args := range [][]string{

@@ -68,6 +68,7 @@ func TestMain(m *testing.M) {
 // TestScripts runs testdata/script/*.txtar. Every script gets Setup's
 // environment and ScriptCmds' commands.
 func TestScripts(t *testing.T) {
+	testenv.Slow(t)
 	testscript.Run(t, Params("testdata/script"))
 }
 

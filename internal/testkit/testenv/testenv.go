@@ -342,3 +342,13 @@ func PrivateState() func() {
 	}
 	return func() { _ = os.RemoveAll(dir) }
 }
+
+// Slow skips t under go test -short (make test-fast): a test that runs
+// many whole asb processes, or the stand-ins' scripts, which
+// make test-stand-ins and make test run.
+func Slow(t testing.TB) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: whole processes, run by make test-stand-ins and make test")
+	}
+}
