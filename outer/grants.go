@@ -85,7 +85,11 @@ func GrantsOf(f *Folder) *Grants {
 		g.Limits[l.Name] = l.Value
 	}
 	if rec, err := schema.ReadRecord(f.Dir); err == nil {
-		g.Origin = strings.TrimSpace(schema.RedactOrigin(rec.Workspace.URL) + " " + rec.Workspace.Branch)
+		url := schema.RedactOrigin(rec.Workspace.URL)
+		if url == "" && rec.Workspace.Local != "" {
+			url = "local " + rec.Workspace.Local + ", not shared:" // no URL a teammate could clone
+		}
+		g.Origin = strings.TrimSpace(url + " " + rec.Workspace.Branch)
 	}
 	for _, s := range b.Settings {
 		if s.Verdict != schema.Shown.String() {
