@@ -190,7 +190,13 @@ func printServed(w io.Writer, sv *Served) {
 // they refuse.
 func printPolicy(w io.Writer, a Approval, f *cmdutil.Factory) {
 	if len(a.Policy) == 0 {
-		fmt.Fprintf(w, "Policy: none in force (%s, %s).\n", f.MachinePolicy, schema.UserPolicyPath(f.Getenv))
+		var files []string // the machine's is none in a test binary
+		for _, p := range []string{f.MachinePolicy, schema.UserPolicyPath(f.Getenv)} {
+			if p != "" {
+				files = append(files, p)
+			}
+		}
+		fmt.Fprintf(w, "Policy: none in force (%s).\n", strings.Join(files, ", "))
 		return
 	}
 	fmt.Fprintf(w, "Policy: %s.\n", strings.Join(a.Policy, ", "))
