@@ -13,7 +13,7 @@ import (
 	extv1 "sigs.k8s.io/agent-sandbox/extensions/api/v1beta1"
 
 	"github.com/agents-sandbox/asb/generator"
-	"github.com/agents-sandbox/asb/outer"
+	"github.com/agents-sandbox/asb/internal/testkit/testenv"
 	"github.com/agents-sandbox/asb/schema"
 )
 
@@ -131,17 +131,7 @@ func TestProjectNameIsChecked(t *testing.T) {
 
 func approve(t *testing.T, dir string) {
 	t.Helper()
-	set, err := outer.ReadTrustSet(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	store, err := outer.ApprovalStore(os.Getenv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := store.Approve(dir, set.Hash()); err != nil {
-		t.Fatal(err)
-	}
+	testenv.Approve(t, dir)
 }
 
 // The one rule on project names (schema.ProjectName, which asb init

@@ -17,8 +17,9 @@ import (
 	"mvdan.cc/sh/v3/syntax"
 )
 
-// WarmIO are the streams of a warm run, and Exec, which replaces this
-// process with argv (nil: every command runs as a child).
+// WarmIO are the streams of a warm run, and Exec, which runs the last
+// command on the terminal itself (RunForeground; nil: it runs with the
+// other commands' streams).
 type WarmIO struct {
 	In       io.Reader
 	Out, Err io.Writer
@@ -59,13 +60,11 @@ func RunWarm(ctx context.Context, r *WarmRecord, io WarmIO) error {
 			fmt.Fprintln(io.Err, c.Log)
 		}
 		if i == len(r.Cmds)-1 && io.Exec != nil {
-			// The last command, when it is one plain command, replaces asb
-			// (a shell execs its last command too): it gets the terminal and
-			// the signals itself, and asb waits for nothing.
+			// The last command, when it is one plain command, runs as asb's
+			// child on the terminal itself (RunForeground): the agent's
+			// interface, after which asb reviews what the run changed.
 			if argv, ok := plainArgv(c.Cmd); ok && !c.IgnoreError {
-				if err := io.Exec(argv, stepEnv(c), c.Dir); err != nil {
-					return &TaskFailedError{Task: c.Task, Code: 127, Err: err}
-				}
+				return lastStep(c, io.Exec(argv, stepEnv(c), c.Dir))
 			}
 		}
 		err := runStep(ctx, c, io.In, io.Out, io.Err)
@@ -83,6 +82,19 @@ func RunWarm(ctx context.Context, r *WarmRecord, io WarmIO) error {
 		}
 	}
 	return nil
+}
+
+// lastStep is the result of the last command run by WarmIO.Exec.
+func lastStep(c WarmStep, err error) error {
+	var status *ExitStatusError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &status):
+		return &TaskFailedError{Task: c.Task, Code: status.Code,
+			Err: fmt.Errorf("its command failed (exit status %d); see its output above", status.Code)}
+	}
+	return &TaskFailedError{Task: c.Task, Code: 127, Err: err}
 }
 
 // runStep runs one command with mvdan/sh, as go-task does: errexit on, the

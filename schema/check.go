@@ -48,6 +48,8 @@ type CheckOptions struct {
 	// MSBVersion is the msb installed here ("0.7.2"; "" unknown): a key
 	// only a newer msb reads is refused with both releases named.
 	MSBVersion string
+	// Policy is the policy in force (LoadPolicy); nil: none.
+	Policy *Policy
 }
 
 // CheckDir checks the whole outer folder dir: the syntax and types of
@@ -166,6 +168,7 @@ func (c *checker) run() {
 		c.checkSecrets()
 	}
 	c.checkTaskfile()
+	c.checkPolicy()
 }
 
 func errText(err error) string {

@@ -87,7 +87,10 @@ exec git -C workspace add a.txt
 exec git -C workspace commit -q -m first`,
 		expect: map[string]string{
 			// The branch holds no commit of its own: nothing to merge.
-			"git -C workspace merge asb/fix-login": "exec git -C workspace merge asb/fix-login\nstdout 'Already up to date'",
+			// A checkout of the user's own takes the branch from the host
+			// repository; it holds no commit of its own: nothing to merge.
+			"git fetch asb":           "exec git clone -q workspace $WORK/mine\nexec git -C $WORK/mine remote add asb $WORK/proj/.asb/git\nexec git -C $WORK/mine fetch -q asb",
+			"git merge asb/fix-login": "exec git -C $WORK/mine merge asb/fix-login\nstdout 'Already up to date'",
 		},
 		check: `! exists .asb/sessions/fix-login
 exists .asb/sessions/docs`,

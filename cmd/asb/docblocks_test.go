@@ -40,7 +40,7 @@ var docQuickStarts = []string{"README.md", "docs/install.md", "docs/team.md", "d
 // newcomer's steps: developers' notes, and the generated transcript (which
 // a test writes from what it ran: TestFirstRunTranscript).
 var docNotQuickStarts = []string{"docs/first-run.md", "docs/agents.md", "docs/image.md", "docs/development.md",
-	"docs/boot.md", "docs/ARCHITECTURE.md", "docs/startup.md", "docs/testing.md"}
+	"docs/boot.md", "docs/ARCHITECTURE.md", "docs/startup.md", "docs/testing.md", "docs/vm-repositories.md"}
 
 // docBlock is a shell block of a page.
 type docBlock struct {

@@ -40,6 +40,7 @@ type Options struct {
 	Getenv           func(string) string
 	Agents           []schema.Agent
 	Version          string // asb's, for the record
+	MachinePolicy    string // the administrator's policy file (Factory's)
 	// changed reports whether a flag was given (re-init applies those to
 	// the files the user edited); nil: none was.
 	changed func(flag string) bool
@@ -48,7 +49,7 @@ type Options struct {
 // NewCmd returns `asb init`. runF replaces the run function in tests.
 func NewCmd(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
 	def := generator.DefaultOptions("", "")
-	opts := &Options{IO: f.IO, Templates: f.Templates, Getwd: f.Getwd, Getenv: f.Getenv, Init: def, Version: f.Version}
+	opts := &Options{IO: f.IO, Templates: f.Templates, Getwd: f.Getwd, Getenv: f.Getenv, Init: def, Version: f.Version, MachinePolicy: f.MachinePolicy}
 	agents, _ := generator.Agents(f.Templates)
 	cmd := &cobra.Command{
 		Use:     "init --agent AGENT [DIR]",
@@ -88,6 +89,9 @@ func Run(ctx context.Context, o *Options) error {
 		// A clone of a shared outer folder: set it up, as asb sync does.
 		if dir, err := o.absDir(); err == nil && fileExists(filepath.Join(dir, schema.RecordFile)) {
 			fmt.Fprintln(o.IO.ErrOut, "asb: this is an outer folder made by asb ("+schema.RecordFile+"): setting up this clone, as asb sync does")
+			if err := cmdutil.Gate(ctx, o.IO, o.judge(), dir, cmdutil.IsTerminal(o.IO.In), false); err != nil {
+				return err
+			}
 			return outer.Sync(ctx, dir, o.Git, outer.Options{Getenv: o.Getenv, Agents: o.Agents}, o.IO.Out)
 		}
 	}
@@ -103,6 +107,7 @@ func Run(ctx context.Context, o *Options) error {
 		return err
 	}
 	defer lock.Release()
+	keep := o.keepApproval(p.dir)
 	res, err := o.write(ctx, p)
 	if err != nil {
 		return err
@@ -110,6 +115,9 @@ func Run(ctx context.Context, o *Options) error {
 	re, err := o.reapply(p, res)
 	if err != nil {
 		return err
+	}
+	if err := keep(); err != nil {
+		fmt.Fprintf(o.IO.ErrOut, "asb: warning: the folder was written but its approval was not recorded (asb trust records it): %v\n", err)
 	}
 	report(o.IO.Out, res.changes, false)
 	p.imported.report(o.IO.Out)
@@ -155,18 +163,14 @@ func (o *Options) prepare() (*prepared, error) {
 	if err := o.resolveWorkspace(); err != nil {
 		return nil, err
 	}
-	if r := o.WorkspaceRemote; r != "" {
-		if o.Init.Workspace == "" || looksLikeURL(o.Init.Workspace) {
-			return nil, &cmdutil.UsageError{Err: fmt.Errorf("--workspace-remote %s names a remote of a local checkout: give its path with --workspace PATH", r)}
-		}
-		if strings.HasPrefix(r, "-") || strings.IndexFunc(r, func(c rune) bool {
-			return !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune("._-", c))
-		}) >= 0 {
-			return nil, &cmdutil.UsageError{Err: fmt.Errorf("--workspace-remote %q is not a remote name (letters, digits, '.', '_' and '-', not first)", r)}
-		}
+	if err := o.checkWorkspaceRemote(); err != nil {
+		return nil, err
 	}
 	plan, err := generator.Render(o.Templates, o.Init)
 	if err != nil {
+		return nil, err
+	}
+	if err := o.checkPolicy(dir, plan); err != nil {
 		return nil, err
 	}
 	var imported *hostImport
@@ -237,4 +241,22 @@ func (o *Options) dryRun(ctx context.Context, p *prepared) error {
 func fileExists(p string) bool {
 	fi, err := os.Stat(p)
 	return err == nil && fi.Mode().IsRegular()
+}
+
+// checkWorkspaceRemote refuses --workspace-remote without a local checkout
+// to name it in, or a name git would not take for a remote.
+func (o *Options) checkWorkspaceRemote() error {
+	r := o.WorkspaceRemote
+	if r == "" {
+		return nil
+	}
+	if o.Init.Workspace == "" || looksLikeURL(o.Init.Workspace) {
+		return &cmdutil.UsageError{Err: fmt.Errorf("--workspace-remote %s names a remote of a local checkout: give its path with --workspace PATH", r)}
+	}
+	if strings.HasPrefix(r, "-") || strings.IndexFunc(r, func(c rune) bool {
+		return !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune("._-", c))
+	}) >= 0 {
+		return &cmdutil.UsageError{Err: fmt.Errorf("--workspace-remote %q is not a remote name (letters, digits, '.', '_' and '-', not first)", r)}
+	}
+	return nil
 }

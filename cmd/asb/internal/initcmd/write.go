@@ -244,7 +244,7 @@ func (o *Options) record(ctx context.Context, p *prepared, clone string, origin 
 		ws = filepath.Join(p.dir, "workspace")
 	}
 	rec := &schema.Record{Asb: o.Version}
-	switch got, ok := o.Git.Origin(ctx, ws); {
+	switch got, ok := runner.ReadOrigin(ws); {
 	case origin != nil:
 		rec.Workspace = *origin
 	case ok && schema.CheckRecordedOrigin(got.URL) == nil:

@@ -26,10 +26,12 @@ type Options struct {
 	Now        func() time.Time
 	LookPath   func(string) (string, error) // nil: exec.LookPath
 	Engine     func(context.Context, runner.EngineSpec, *cmdutil.IOStreams) error
-	Exec       func(argv, env []string, dir string) error
-	Templates  fs.FS       // asb's templates: what a trusted folder renders from
-	IsTerminal func() bool // whether a question can be asked on IO.In
-	Host       host.Host   // the machine (a session's capacity check); nil: host.SystemHost
+	Foreground func(argv, env []string, dir string) error // the warm run's agent (runner.RunForeground)
+	Templates  fs.FS                                      // asb's templates: what a trusted folder renders from
+	IsTerminal func() bool                                // whether a question can be asked on IO.In
+	Host       host.Host                                  // the machine (a session's capacity check); nil: host.SystemHost
+	// MachinePolicy is the administrator's policy file (Factory's).
+	MachinePolicy string
 
 	Dir     string
 	Tasks   []string
@@ -46,8 +48,8 @@ type Options struct {
 
 // NewCmd returns `asb task`.
 func NewCmd(f *cmdutil.Factory) *cobra.Command {
-	opts := &Options{IO: f.IO, Getwd: f.Getwd, Getenv: f.Getenv, Executable: f.Executable, Now: f.Now, Engine: f.Engine, Exec: f.Exec,
-		Templates: f.Templates, IsTerminal: func() bool { return cmdutil.IsTerminal(f.IO.In) }, Host: f.Host}
+	opts := &Options{IO: f.IO, Getwd: f.Getwd, Getenv: f.Getenv, Executable: f.Executable, Now: f.Now, Engine: f.Engine, Foreground: f.Foreground,
+		Templates: f.Templates, IsTerminal: func() bool { return cmdutil.IsTerminal(f.IO.In) }, Host: f.Host, MachinePolicy: f.MachinePolicy}
 	cmd := &cobra.Command{
 		Use:     "task [TASK...] [-- ARGS...]",
 		Short:   "Run tasks of the outer folder's Taskfile (build, load, create, start, attach)",
@@ -157,7 +159,12 @@ func runWarm(ctx context.Context, o *Options, spec runner.EngineSpec) error {
 	if len(bins) != 2 || bins[0] != spec.Vars["ASB"] || !r.Fresh(bins) {
 		return runner.ErrNotWarm
 	}
-	return runner.RunWarm(ctx, r, runner.WarmIO{In: o.IO.In, Out: o.IO.Out, Err: o.IO.ErrOut, Exec: o.Exec})
+	review := startReview(o, spec)
+	err := runner.RunWarm(ctx, r, runner.WarmIO{In: o.IO.In, Out: o.IO.Out, Err: o.IO.ErrOut, Exec: o.Foreground})
+	if !errors.Is(err, runner.ErrNotWarm) {
+		review()
+	}
+	return err
 }
 
 // identify returns the vars asb sets over the Taskfile's: this clone's

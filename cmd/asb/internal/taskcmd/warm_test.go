@@ -65,6 +65,7 @@ func (s *sandbox) viaEngine(t *testing.T, why string, args ...string) []string {
 // to the engine: an edit of sandbox.yaml, secrets.yaml, toolchain/ or the
 // Taskfile, a VM stopped or removed behind asb's back, another asb build.
 func TestWarmPathNoticesEveryChange(t *testing.T) {
+	testenv.Slow(t)
 	s := newSandbox(t, generator.DefaultOptions("opencode", "demo"))
 	s.viaEngine(t, "cold", "task", "agent")
 	if got := s.warm(t, "task", "agent"); !slices.Equal(got, []string{"msb inspect", "msb status", "msb exec"}) {
