@@ -43,4 +43,13 @@ step agent_requests cat "$DATA/net/run/requests.jsonl"
 step agent_model cat "$DATA/net/run/model.json"
 # Files under 20 MB: msb's database and logs, the home volume's (OpenCode's
 # own logs and storage), not the image's layers or the VM's disk images.
-step agent_no_value sh -c "find '$MSB_HOME' '$TMPDIR' workspace -type f -size -20M -exec grep -lsF $pat {} + ; true"
+# A copy of secrets.env under TMPDIR is the control: a search that does not
+# find it could not have found a value anywhere (busybox's find once refused
+# -size -20M, and the step passed with nothing searched).
+ctl="$TMPDIR/asb-control-$$"
+step agent_no_value sh -c "set -e; mkdir -p '$ctl'; cp secrets.env '$ctl/secrets'
+find '$MSB_HOME' '$TMPDIR' workspace -type f -size -20480k >'$ctl.files'
+echo \"searched \$(wc -l <'$ctl.files') files\" >&2
+tr '\\n' '\\0' <'$ctl.files' | xargs -0 grep -lsF $pat >'$ctl.hits' || true
+grep -qxF '$ctl/secrets' '$ctl.hits' || { echo 'the search missed its control file: it could not find a value' >&2; exit 3; }
+rm -rf '$ctl' '$ctl.files'; grep -vxF '$ctl/secrets' '$ctl.hits' || true; rm -f '$ctl.hits'"
