@@ -31,4 +31,4 @@ mkdir -p "$MSB_HOME" "$TMPDIR" "$HOME"
 # Under emulated SVM a few % of msb's boots and execs fail by themselves
 # (docs/boot.md). What was retried is in $DATA/retried, and in the note
 # "retried" when the session ends, for the tests to report.
-trap 'note retried "$(tr "\n" " " <"$DATA/retried" 2>/dev/null)"' EXIT
+trap 'note retried "$(cat "$DATA/retried" 2>/dev/null | tr "\n" " ")"' EXIT

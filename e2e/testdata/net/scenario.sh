@@ -26,7 +26,7 @@ export PATH="$DATA/bin:$DATA/msb/bin:$PATH" MSB_HOME="$DATA/msb-home" TMPDIR="$D
 export ASB_BUILDER="$DATA/bin/builder"
 mkdir -p "$MSB_HOME" "$TMPDIR" "$HOME"
 # What flaky retried (lib.sh), for the tests to report.
-trap 'note retried "$(tr "\n" " " <"$DATA/retried" 2>/dev/null)"' EXIT
+trap 'note retried "$(cat "$DATA/retried" 2>/dev/null | tr "\n" " ")"' EXIT
 
 # The probes run through msb exec, as dev in /workspace (asb task vm:exec
 # does the same, through go-task and its checks: tens of seconds each under
