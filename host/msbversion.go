@@ -69,6 +69,9 @@ var msbRows = []struct {
 	// real binary in CI); none of the features below.
 	// v0.7.2 has sandbox labels ("--label <KEY[=VALUE]> Attach a label to
 	// the sandbox", `msb ls --label`), checked against the real binary.
+	// Every supported release keeps a running sandbox's lifecycle lock in
+	// MSB_HOME (msbstate.go: seen held by 0.7.2, the same path in 0.7.8's
+	// source), and starts a stopped sandbox itself on msb exec.
 	{"0.7.2", func(c *MSBCaps) { c.Labels = true }},
 	// v0.7.3: "HTTPS hostname rules need inspection. Strict hostname
 	// checking is now on by default. HTTPS allowed only by hostname needs

@@ -20,6 +20,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/agents-sandbox/asb/host"
 	"github.com/agents-sandbox/asb/schema"
 )
 
@@ -42,7 +43,12 @@ const BootSecondsEnv = "ASB_FAKE_BOOT_SECONDS"
 // NoBootEnv, set to 1, is BootEnv=fail.
 const NoBootEnv = "ASB_FAKE_NO_BOOT"
 
-const bootFailure = "error: failed to start %q\n  → other: sandbox process exited (exit status: 1) before agent relay became available"
+// bootFailure is msb 0.7.2's answer to a boot that fails, from create,
+// start, and exec into a stopped VM alike (seen here: `msb exec t1 -- true`
+// on the Stopped record a failed create left, exit 1; the real one says
+// "(signal: 6 (SIGABRT))" without /dev/kvm, "(exit status: 1)" on /dev/kvm
+// without CPU virtualization).
+const bootFailure = "error: failed to start %q\n  → other: sandbox process exited (exit status: 1) before agent relay became available\n  → run `msb logs --source system %[1]s` for full diagnostics"
 
 func bootMode() (mode string, seconds float64) {
 	mode = os.Getenv(BootEnv)
@@ -172,6 +178,9 @@ func (e *env) start(args []string) error {
 		if err := e.get("msb-vms", n, &vm); err != nil {
 			return fail("error: sandbox not found: %s", n)
 		}
+		if vm.Status == "Running" {
+			continue
+		}
 		if err := e.boot(vm); err != nil {
 			return err
 		}
@@ -179,9 +188,14 @@ func (e *env) start(args []string) error {
 	return nil
 }
 
-// boot records vm and boots it the BootEnv way.
+// boot records vm and boots it the BootEnv way. A VM that boots has a
+// process of its own for as long as it runs, which holds its lifecycle lock
+// as msb's does (host.MSBLifecycleLock): `msb machine` for a boot that
+// takes time, `msb hold` for one at once (a name of its own, so that what
+// looks for spinning machines does not find it).
 func (e *env) boot(vm VMRecord) error {
 	mode, seconds := bootMode()
+	verb, outcome := "machine", "fail"
 	switch mode {
 	case "fail":
 		vm.Status = "Stopped"
@@ -189,22 +203,19 @@ func (e *env) boot(vm VMRecord) error {
 			return err
 		}
 		return fail(bootFailure, vm.Name)
-	case "spin", "slow":
+	case "spin":
+	case "slow":
+		outcome = "ok"
 	default:
-		vm.Status = "Running"
-		return e.put("msb-vms", vm.Name, vm)
+		verb, outcome, seconds = "hold", "ok", 0
 	}
 	self, err := exec.LookPath("msb")
 	if err != nil {
 		return err
 	}
-	outcome := "fail"
-	if mode == "slow" {
-		outcome = "ok"
-	}
 	// The machine first, then the record: whoever sees the VM Starting
 	// finds its machine process.
-	m := exec.Command(self, "machine", "--name", vm.Name, "--seconds", fmt.Sprint(seconds), "--outcome", outcome)
+	m := exec.Command(self, verb, "--name", vm.Name, "--seconds", fmt.Sprint(seconds), "--outcome", outcome)
 	m.SysProcAttr = &syscall.SysProcAttr{Setsid: true} // as msb: out of the terminal's reach
 	// and, as msb's, with none of the caller's streams: stdin, stdout and
 	// stderr are /dev/null (nil), so no pipe stays open behind a create.
@@ -231,7 +242,7 @@ func (e *env) boot(vm VMRecord) error {
 		case "Stopped":
 			return fail(bootFailure, vm.Name)
 		}
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(5 * time.Millisecond)
 	}
 }
 
@@ -245,6 +256,11 @@ func (e *env) machine(args []string) error {
 	term := make(chan os.Signal, 1)
 	signal.Notify(term, syscall.SIGTERM, syscall.SIGINT)
 	defer os.Remove(e.path("msb-machines", name))
+	lock, err := holdLifecycleLock(name)
+	if err != nil {
+		return err
+	}
+	defer lock.Close()
 	select {
 	case <-term:
 		return e.setStatus(name, "Stopped")
@@ -257,8 +273,56 @@ func (e *env) machine(args []string) error {
 	if err := e.setStatus(name, "Running"); err != nil {
 		return err
 	}
-	<-term
+	if e.runUntilGone(name, term) {
+		return nil
+	}
 	return e.setStatus(name, "Stopped")
+}
+
+// runUntilGone waits for SIGTERM (true: stopped) or for the VM to be gone
+// from under its process (false, and nothing is written): its record
+// removed or no longer Running, or the whole state folder (a test's
+// temporary folder) removed.
+func (e *env) runUntilGone(name string, term <-chan os.Signal) (gone bool) {
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-term:
+			return false
+		case <-tick.C:
+			var vm VMRecord
+			if e.get("msb-vms", name, &vm) != nil || vm.Status != "Running" {
+				return true
+			}
+		}
+	}
+}
+
+// holdLifecycleLock takes the VM's lifecycle lock as msb's sandbox
+// process does, for as long as the process lives.
+func holdLifecycleLock(name string) (*os.File, error) {
+	home := os.Getenv("MSB_HOME")
+	if home == "" {
+		h, err := os.UserHomeDir()
+		if err != nil {
+			return nil, err
+		}
+		home = filepath.Join(h, ".microsandbox")
+	}
+	p := host.MSBLifecycleLock(home, name)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
 }
 
 // waitMachine ends the machine of a running VM and waits for a booting one

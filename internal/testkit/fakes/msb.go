@@ -133,7 +133,7 @@ func (e *env) msb(args []string) error {
 		return e.create(args)
 	case "start":
 		return e.start(args)
-	case "machine":
+	case "machine", "hold":
 		return e.machine(args)
 	case "stop":
 		return e.msbStop(args)
@@ -313,8 +313,20 @@ func (e *env) msbExec(args []string) error {
 	if err := e.get("msb-vms", pos[0], &vm); err != nil {
 		return fail("error: sandbox not found: %s", pos[0])
 	}
-	if vm.Status != "Running" {
-		return fail("error: sandbox %q is not running", pos[0])
+	switch vm.Status {
+	case "Running":
+	case "Stopped":
+		// msb 0.7.2 starts a stopped VM itself (with this process's
+		// environment), and stops it again when the command ends.
+		if err := e.boot(vm); err != nil {
+			return err
+		}
+		defer func() {
+			e.waitMachine(vm.Name)
+			_ = e.setStatus(vm.Name, "Stopped")
+		}()
+	default:
+		return fail("error: sandbox '%s' is in state %s and cannot be started", pos[0], vm.Status)
 	}
 	if fl["--stream"] != nil {
 		// What the command read on its stdin, as a digest (never the

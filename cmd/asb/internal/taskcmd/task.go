@@ -26,7 +26,6 @@ type Options struct {
 	Now        func() time.Time
 	LookPath   func(string) (string, error) // nil: exec.LookPath
 	Engine     func(context.Context, runner.EngineSpec, *cmdutil.IOStreams) error
-	Exec       func(argv, env []string, dir string) error
 	Templates  fs.FS       // asb's templates: what a trusted folder renders from
 	IsTerminal func() bool // whether a question can be asked on IO.In
 	Host       host.Host   // the machine (a session's capacity check); nil: host.SystemHost
@@ -46,7 +45,7 @@ type Options struct {
 
 // NewCmd returns `asb task`.
 func NewCmd(f *cmdutil.Factory) *cobra.Command {
-	opts := &Options{IO: f.IO, Getwd: f.Getwd, Getenv: f.Getenv, Executable: f.Executable, Now: f.Now, Engine: f.Engine, Exec: f.Exec,
+	opts := &Options{IO: f.IO, Getwd: f.Getwd, Getenv: f.Getenv, Executable: f.Executable, Now: f.Now, Engine: f.Engine,
 		Templates: f.Templates, IsTerminal: func() bool { return cmdutil.IsTerminal(f.IO.In) }, Host: f.Host}
 	cmd := &cobra.Command{
 		Use:     "task [TASK...] [-- ARGS...]",
@@ -94,7 +93,6 @@ func Run(ctx context.Context, o *Options) error {
 	if err != nil {
 		return err
 	}
-	cmdutil.CleanStaleStaging(dir, o.IO.ErrOut)
 	spec := runner.EngineSpec{Dir: dir, Tasks: o.Tasks, Args: o.Args,
 		Dry: o.Dry, Summary: o.Summary, Force: o.Force, Verbose: o.Verbose, Silent: o.Silent, Yes: o.Yes}
 	if o.List || (len(o.Tasks) == 0 && o.Summary == "") {
@@ -139,6 +137,9 @@ func Run(ctx context.Context, o *Options) error {
 			return err
 		}
 	}
+	// The full run: where a killed write's staging files are looked for
+	// (a warm run never walks the folder).
+	cmdutil.CleanStaleStaging(dir, o.IO.ErrOut)
 	return o.Engine(ctx, spec, o.IO)
 }
 
@@ -157,7 +158,18 @@ func runWarm(ctx context.Context, o *Options, spec runner.EngineSpec) error {
 	if len(bins) != 2 || bins[0] != spec.Vars["ASB"] || !r.Fresh(bins) {
 		return runner.ErrNotWarm
 	}
-	return runner.RunWarm(ctx, r, runner.WarmIO{In: o.IO.In, Out: o.IO.Out, Err: o.IO.ErrOut, Exec: o.Exec})
+	if len(spec.Args) > 0 {
+		var err error
+		if r, err = r.WithArgs(spec.Args); err != nil {
+			return runner.ErrNotWarm // the engine says what is wrong with them
+		}
+	}
+	err := runner.RunWarm(ctx, r, runner.WarmIO{In: o.IO.In, Out: o.IO.Out, Err: o.IO.ErrOut, Getenv: o.Getenv})
+	var exit *runner.ExitError
+	if errors.As(err, &exit) {
+		return &cmdutil.SilentError{Code: exit.Code} // msb's own, as its exit says
+	}
+	return err
 }
 
 // identify returns the vars asb sets over the Taskfile's: this clone's

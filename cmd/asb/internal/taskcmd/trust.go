@@ -16,7 +16,10 @@ import (
 // elsewhere it never approves (--yes does not either: it answers the tasks'
 // questions, not this one).
 func gate(ctx context.Context, o *Options, dir string) error {
-	v, err := outer.CheckTrust(dir, o.Templates, o.Getenv)
+	v, err := checkTrust(o, dir)
+	if err == nil && !v.Trusted && cmdutil.CleanStaleStaging(dir, o.IO.ErrOut) > 0 {
+		v, err = checkTrust(o, dir) // a killed write's staging file was in it
+	}
 	if err != nil {
 		return fmt.Errorf("refused: %w", err)
 	}
@@ -35,4 +38,10 @@ func gate(ctx context.Context, o *Options, dir string) error {
 		}
 	}
 	return &outer.NotTrustedError{Dir: dir, Why: v.Why}
+}
+
+// checkTrust is asb task's one trust check, on every run, the warm one
+// included (a cached verdict keyed by the files' identities replaces it).
+func checkTrust(o *Options, dir string) (*outer.Verdict, error) {
+	return outer.CheckTrust(dir, o.Templates, o.Getenv)
 }
