@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"strconv"
 	"strings"
+	"syscall"
 )
 
 type msbImage struct {
@@ -344,8 +346,33 @@ func (e *env) msbExec(args []string) error {
 			}
 		}
 	}
+	if len(rest) > 0 && rest[0] == WaitCommand {
+		return e.waitForSignal(pos[0])
+	}
 	_, err := fmt.Fprintf(e.stdout, "fake-exec[%s]: %s\n", pos[0], strings.Join(rest, " "))
 	return err
+}
+
+// WaitCommand, run in the stand-in's VM (msb exec VM -- standin-wait), is a
+// command that runs until a signal reaches msb exec, which then exits
+// 128+N as msb does for a command ended so; Waiting says it is waiting.
+const WaitCommand = "standin-wait"
+
+func (e *env) waitForSignal(vm string) error {
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	if err := e.putRaw("msb-exec-waiting", vm, []byte(strconv.Itoa(os.Getpid()))); err != nil {
+		return err
+	}
+	s := (<-sigs).(syscall.Signal)
+	_ = os.Remove(e.path("msb-exec-waiting", vm))
+	return exitError{128 + int(s), "fake-exec: ended by " + s.String()}
+}
+
+// Waiting reports whether a WaitCommand runs in vm.
+func Waiting(state, vm string) bool {
+	_, err := os.Stat((&env{state: state}).path("msb-exec-waiting", vm))
+	return err == nil
 }
 
 // ExecStdin is the digest (Digest) of what the last msb exec --stream in
