@@ -28,6 +28,9 @@ var bootPrelude string
 //go:embed testdata/boot/scenario.sh
 var bootScenario string
 
+//go:embed testdata/boot/steps_speed.sh
+var bootStepsSpeed string
+
 // Canaries of the outer folder: none may be found inside the VM. The
 // control value is in workspace/, where the VM must find it.
 const (
@@ -95,6 +98,7 @@ func runBootScenario(t *testing.T) *testenv.Session {
 	g.AddMSB(t)
 	g.AddStaticAsb(t)
 	g.WriteFile(t, "bin/builder", []byte(guestBuilder), 0o755)
+	g.WriteFile(t, "steps_speed.sh", []byte(bootStepsSpeed), 0o644)
 	g.WriteFile(t, "canaries", []byte(strings.Join([]string{bootSecretOC, bootSecretGH, bootCanaryYAML,
 		bootCanaryTask, bootCanaryState, bootControl}, "\n")+"\n"), 0o644)
 	g.CopyDir(t, "outer", o.dir)

@@ -264,10 +264,11 @@ func literal(w *syntax.Word) (string, bool) {
 	for _, p := range w.Parts {
 		switch p := p.(type) {
 		case *syntax.Lit:
-			if strings.ContainsAny(p.Value, "\\*?[~") {
-				return "", false // escapes, globs, tilde: the shell's to expand
+			v, ok := unescape(p.Value)
+			if !ok {
+				return "", false
 			}
-			b.WriteString(p.Value)
+			b.WriteString(v)
 		case *syntax.SglQuoted:
 			if p.Dollar {
 				return "", false
@@ -283,6 +284,29 @@ func literal(w *syntax.Word) (string, bool) {
 			}
 		default:
 			return "", false
+		}
+	}
+	return b.String(), true
+}
+
+// unescape is the value of an unquoted literal: a backslash keeps the next
+// character as it is (go-task quotes a single quote inside an argument as
+// an escaped quote between two quoted parts), and a backslash before a
+// newline joins the lines. A glob, brace or tilde left unescaped is the
+// shell's to expand: not a literal.
+func unescape(lit string) (string, bool) {
+	var b strings.Builder
+	for i := 0; i < len(lit); i++ {
+		switch c := lit[i]; {
+		case c == '\\' && i+1 < len(lit):
+			i++
+			if lit[i] != '\n' {
+				b.WriteByte(lit[i])
+			}
+		case c == '\\' || strings.IndexByte("*?[{~", c) >= 0:
+			return "", false
+		default:
+			b.WriteByte(c)
 		}
 	}
 	return b.String(), true
