@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"fmt"
+	"sort"
 	"strings"
 	"testing"
 )
@@ -18,6 +20,20 @@ func TestRealBootWarmIsOneExec(t *testing.T) {
 			t.Errorf("%s: a warm run started, of msb, %q; want exit 0 and the one msb exec", step, lines)
 		}
 	}
+	med := func(prefix string) float64 {
+		var v []float64
+		for i := 1; i <= 3; i++ {
+			name := fmt.Sprintf("%s%d", prefix, i)
+			ok(t, s, name)
+			v = append(v, s.Steps[name].Secs)
+		}
+		sort.Float64s(v)
+		return v[1]
+	}
+	ver, msbVer := med("speed_asb_version"), med("speed_msb_version")
+	execAdds, agentAdds := med("x_asb_exec")-med("x_msb_exec"), med("x_asb_agent")-med("x_msb_agent")
+	t.Logf("in the %s guest: asb version %.2f s, msb --version %.2f s; a warm vm:exec adds %.2f s (%.2fx asb version) over the bare msb exec, a warm agent attach %.2f s (%.2fx)",
+		s.Shape, ver, msbVer, execAdds, execAdds/ver, agentAdds, agentAdds/ver)
 	out := ok(t, s, "speed_calls_stopped")
 	start, exec := strings.Index(out, "\nmsb start "), strings.Index(out, "\nmsb exec ")
 	if !strings.HasPrefix(out, "exit 0\n") || start < 0 || exec < start {

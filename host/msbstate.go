@@ -34,10 +34,18 @@ func MSBLifecycleLock(home, name string) string {
 	return filepath.Join(home, "run", "locks", hex.EncodeToString(sum[:16])+".lock")
 }
 
-// MSBNotFound and MSBFailedStart are the first lines msb exec answers when
-// the sandbox is not there, or was stopped and could not be started (msb
-// 0.7.2, exit 1; e2e TestRealMSBExecAnswers checks them).
+// MSBNotFound, MSBFailedStart and MSBNotStartable begin the first line msb
+// exec answers, exit 1, when it reaches no running sandbox: none of that
+// name; a stopped one it could not start; one in a state it cannot start
+// from, such as a boot still in flight, whose own process holds the
+// lifecycle lock ("error: sandbox 'NAME' is in state Starting and cannot be
+// started", seen in the booted guest after a kill -9 of the asb that
+// started the boot). At a terminal msb colours "error:" (ANSI SGR). msb
+// 0.7.2; e2e TestRealMSBExecAnswers checks the first two.
 func MSBNotFound(name string) string { return "error: sandbox not found: " + name + "\n" }
 
 // MSBFailedStart: see MSBNotFound.
 func MSBFailedStart(name string) string { return "error: failed to start \"" + name + "\"\n" }
+
+// MSBNotStartable: see MSBNotFound.
+func MSBNotStartable(name string) string { return "error: sandbox '" + name + "' is in state " }

@@ -131,18 +131,46 @@ func (a *answerWatch) Write(p []byte) (int, error) {
 		return len(p), nil
 	}
 	if !a.matched {
+		text := plainText(a.buf)
 		for _, ans := range a.answers {
-			if bytes.HasPrefix(a.buf, []byte(ans)) {
+			if bytes.HasPrefix(text, []byte(ans)) {
 				a.matched = true
 				return len(p), nil
 			}
-			if bytes.HasPrefix([]byte(ans), a.buf) {
-				return len(p), nil
+			if bytes.HasPrefix([]byte(ans), text) {
+				return len(p), nil // it may still become this answer
 			}
 		}
 	}
 	a.matched = false
 	return len(p), a.flush()
+}
+
+// plainText is b without its ANSI SGR sequences (ESC [ digits ; … m, the
+// colours msb puts on "error:" at a terminal); one that b ends inside is
+// left out too, until the next write completes it.
+func plainText(b []byte) []byte {
+	text := make([]byte, 0, len(b))
+	for i := 0; i < len(b); i++ {
+		if b[i] != 0x1b {
+			text = append(text, b[i])
+			continue
+		}
+		j := i + 1
+		if j < len(b) && b[j] == '[' {
+			for j++; j < len(b) && (b[j] >= '0' && b[j] <= '9' || b[j] == ';'); j++ {
+			}
+		}
+		switch {
+		case j >= len(b):
+			return text // the sequence goes on in the next write
+		case b[j] == 'm' && j > i+1:
+			i = j
+		default:
+			text = append(text, b[i]) // not a colour: compared as it is
+		}
+	}
+	return text
 }
 
 // flush shows what was held, and passes everything on from now.

@@ -111,16 +111,17 @@ func runCmd(ctx context.Context, c WarmStep, io WarmIO) error {
 
 // attachLast runs the last command as asb's child (Attach). When it is
 // msb exec into the record's VM and msb answers that the VM is not there
-// or could not be started (the VM went between the checks and the exec),
-// nothing ran in the VM: ErrVMGone sends the run to the engine, which
-// makes or starts it and attaches. (A command in the VM that printed
+// or could not be started (the VM went between the checks and the exec,
+// or its lock is held by a boot still in flight, which the engine's
+// vm:start ends), nothing ran in the VM: ErrVMGone sends the run to the
+// engine, which makes or starts it and attaches. (A command in the VM that printed
 // msb's very answer first on its standard error and exited 1 would run
 // once more that way: the engine's run does not watch for it.)
 func attachLast(r *WarmRecord, c WarmStep, argv []string, io WarmIO) error {
 	vm := r.Key.Vars["VM"]
 	var answers []string
 	if len(argv) > 2 && filepath.Base(argv[0]) == "msb" && argv[1] == "exec" && vm != "" && slices.Contains(argv, vm) {
-		answers = []string{host.MSBNotFound(vm), host.MSBFailedStart(vm)}
+		answers = []string{host.MSBNotFound(vm), host.MSBFailedStart(vm), host.MSBNotStartable(vm)}
 	}
 	code, answered, err := Attach(argv, stepEnv(c), c.Dir, io.In, io.Out, io.Err, answers)
 	switch {
