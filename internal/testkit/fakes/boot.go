@@ -11,7 +11,6 @@ import (
 	"maps"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -20,7 +19,6 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/agents-sandbox/asb/host"
 	"github.com/agents-sandbox/asb/schema"
 )
 
@@ -225,7 +223,8 @@ func (e *env) boot(vm VMRecord) error {
 	if err := e.putRaw("msb-machines", vm.Name, []byte(strconv.Itoa(m.Process.Pid))); err != nil {
 		return err
 	}
-	go func() { _ = m.Wait() }() // reap it should it end while create waits
+	exited := make(chan struct{})
+	go func() { _ = m.Wait(); close(exited) }() // reap it should it end while create waits
 	vm.Status = "Starting"
 	if err := e.put("msb-vms", vm.Name, vm); err != nil {
 		return err
@@ -242,41 +241,15 @@ func (e *env) boot(vm VMRecord) error {
 		case "Stopped":
 			return fail(bootFailure, vm.Name)
 		}
-		time.Sleep(5 * time.Millisecond)
+		select {
+		case <-exited: // the machine ended without a verdict: the boot failed
+			if e.get("msb-vms", vm.Name, &cur) == nil && cur.Status == "Running" {
+				return nil
+			}
+			return fail(bootFailure, vm.Name)
+		case <-time.After(5 * time.Millisecond):
+		}
 	}
-}
-
-// machine is `msb machine`: the VM's own process. It boots (or spins) for
-// --seconds, then sets the VM Running and stays (--outcome ok) or Stopped and
-// exits 1; SIGTERM stops it at any time, the VM Stopped.
-func (e *env) machine(args []string) error {
-	fl, _, _ := flags(args, "--name", "--seconds", "--outcome")
-	name := last(fl["--name"])
-	secs, _ := strconv.ParseFloat(last(fl["--seconds"]), 64)
-	term := make(chan os.Signal, 1)
-	signal.Notify(term, syscall.SIGTERM, syscall.SIGINT)
-	defer os.Remove(e.path("msb-machines", name))
-	lock, err := holdLifecycleLock(name)
-	if err != nil {
-		return err
-	}
-	defer lock.Close()
-	select {
-	case <-term:
-		return e.setStatus(name, "Stopped")
-	case <-time.After(time.Duration(secs * float64(time.Second))):
-	}
-	if last(fl["--outcome"]) != "ok" {
-		_ = e.setStatus(name, "Stopped")
-		return exitError{1, "KVM_EXIT_INTERNAL_ERROR"}
-	}
-	if err := e.setStatus(name, "Running"); err != nil {
-		return err
-	}
-	if e.runUntilGone(name, term) {
-		return nil
-	}
-	return e.setStatus(name, "Stopped")
 }
 
 // runUntilGone waits for SIGTERM (true: stopped) or for the VM to be gone
@@ -297,32 +270,6 @@ func (e *env) runUntilGone(name string, term <-chan os.Signal) (gone bool) {
 			}
 		}
 	}
-}
-
-// holdLifecycleLock takes the VM's lifecycle lock as msb's sandbox
-// process does, for as long as the process lives.
-func holdLifecycleLock(name string) (*os.File, error) {
-	home := os.Getenv("MSB_HOME")
-	if home == "" {
-		h, err := os.UserHomeDir()
-		if err != nil {
-			return nil, err
-		}
-		home = filepath.Join(h, ".microsandbox")
-	}
-	p := host.MSBLifecycleLock(home, name)
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		return nil, err
-	}
-	f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE, 0o644)
-	if err != nil {
-		return nil, err
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-		f.Close()
-		return nil, err
-	}
-	return f, nil
 }
 
 // waitMachine ends the machine of a running VM and waits for a booting one
