@@ -69,7 +69,8 @@ func (s *sandbox) viaEngine(t *testing.T, why string, args ...string) []string {
 // or sh, each of which the stand-ins would record), and prints what go-task
 // prints; every change the engine would act on sends it back to the
 // engine: an edit of sandbox.yaml, secrets.yaml, toolchain/ or the
-// Taskfile, a VM stopped or removed behind asb's back, a rotated secret,
+// Taskfile, by hand or by asb's own edit commands (limit set, network
+// allow, secret add), a VM stopped or removed behind asb's back, a rotated secret,
 // another asb build.
 func TestWarmPathNoticesEveryChange(t *testing.T) {
 	s := newSandbox(t, generator.DefaultOptions("opencode", "demo"))
@@ -100,6 +101,14 @@ func TestWarmPathNoticesEveryChange(t *testing.T) {
 		{"VM removed by hand", func() { fake(t, s, "msb", "remove", "--force", id.VM) }, "msb create"},
 		{"secret rotated", func() { t.Setenv("OPENCODE_API_KEY", "canary-rotated-"+time.Now().String()) }, "msb start"},
 		{"Taskfile edited", func() { appendTo(t, s.dir, "Taskfile.yml", "\n# edited\n") }, "msb create"},
+		// asb's own edit commands approve what they write: no approval by
+		// hand, and the config they changed still recreates the VM.
+		{"limit set by asb", func() { s.mustAsb("limit", "set", "idle-timeout", "2h") }, "msb create"},
+		{"network allow by asb", func() { s.mustAsb("network", "allow", "example.org") }, "msb create"},
+		{"secret added by asb", func() {
+			t.Setenv("EXTRA_TOKEN", "canary-extra-7d21")
+			s.mustAsb("secret", "add", "EXTRA_TOKEN", "--allow", "api.example.org")
+		}, "msb create"},
 	}
 	for _, e := range edits {
 		e.do()
@@ -171,6 +180,14 @@ func TestWarmAttachFindsNoVM(t *testing.T) {
 	}
 	if strings.Contains(stderr, "sandbox not found") || !strings.Contains(stderr, id.VM+" is not running") {
 		t.Errorf("msb's answer was shown, or asb did not say what it does:\n%s", stderr)
+	}
+}
+
+// mustAsb runs `asb ARGS` in the folder and fails the test unless it exits 0.
+func (s *sandbox) mustAsb(args ...string) {
+	s.t.Helper()
+	if _, stderr, code := s.run("", args...); code != 0 {
+		s.t.Fatalf("asb %s: exit %d\n%s", strings.Join(args, " "), code, stderr)
 	}
 }
 
