@@ -49,7 +49,9 @@ func TestRealMSBExecAnswers(t *testing.T) {
 
 	image := loadTinyImage(t, ctx, msb, env)
 	const vm = "asb-exec-answers"
-	t.Cleanup(func() { _, _, _ = testenv.RunErr(context.Background(), "", env, nil, msb, "remove", "--force", "--quiet", vm) })
+	t.Cleanup(func() {
+		_, _, _ = testenv.RunErr(context.Background(), "", env, nil, msb, "remove", "--force", "--quiet", vm)
+	})
 	_, stderr, err = testenv.RunErr(ctx, "", env, nil, msb, "create", image, "--name", vm, "--pull", "never")
 	if testenv.CanBoot() {
 		if err != nil {
