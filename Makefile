@@ -8,7 +8,7 @@ BIN_DIR ?= $(CURDIR)/bin
 DEMO_DIR ?= $(CURDIR)/demo
 export ASB_TOOLS_DIR := $(TOOLS_DIR)
 
-.PHONY: all build install demo test test-fast tools examples bench fuzz lint fmt vet staticcheck clean
+.PHONY: all build install demo test test-fast test-kube test-stand-ins test-msb test-images test-boot test-net test-agent tools examples bench fuzz lint fmt vet staticcheck clean
 
 all: build
 
@@ -48,9 +48,29 @@ tools:
 test: tools
 	PATH="$(TOOLS_DIR)/bin:$$PATH" bash scripts/test.sh
 
-# Unit and stand-in tests only: no installs.
+# The tiers of `make test`, each alone (docs/testing.md says what each
+# covers and costs). test-fast and test-stand-ins install nothing.
+REAL_TEST := PATH="$(TOOLS_DIR)/bin:$$PATH" CI=true bash scripts/test.sh
 test-fast:
+	ASB_SKIP_REAL_TOOLS=1 $(GO) test -short -count=1 ./...
+test-stand-ins:
 	ASB_SKIP_REAL_TOOLS=1 $(GO) test -count=1 ./...
+test-msb: tools
+	$(REAL_TEST) -run 'TestReal(Msb|MSB|Egress|NetLogLevel|Doctor|HostCheck|ServePort|TaskVMCreate|ConcurrentRuns|LostState|Standalone)'
+test-images: tools
+	$(REAL_TEST) -run 'TestReal(AgentImage|Preset|PodmanBuild|DockerBuild|TaskImageBuild)'
+test-boot: tools
+	$(REAL_TEST) -run 'TestRealBoot([^R]|R[^e]|Re[^a]|Rea[^l])'
+test-net: tools
+	$(REAL_TEST) -run 'TestRealNet(EgressAgreesWithCheck|Promises|Learn|SecretSubstitution)'
+test-agent: tools
+	$(REAL_TEST) -run 'TestReal(BootRealImage|NetAgent)'
+
+# The Kubernetes export against a real control plane (kubetest/, a module
+# of its own: kube-apiserver, etcd and agent-sandbox's controllers in the
+# test process; compiled once, then cached by GOCACHE). make test runs it too.
+test-kube:
+	cd kubetest && $(GO) test -count=1 -timeout 20m ./...
 
 # Regenerate examples/ from asb's own templates.
 examples:
@@ -76,9 +96,11 @@ fmt:
 
 vet:
 	$(GO) vet ./...
+	cd kubetest && $(GO) vet ./...
 
 staticcheck:
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
+	cd kubetest && $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
 
 clean:
 	rm -rf $(BIN_DIR) $(DEMO_DIR)

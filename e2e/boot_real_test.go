@@ -2,7 +2,7 @@ package e2e
 
 import (
 	"context"
-	_ "embed"
+	"embed"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -28,8 +28,18 @@ var bootPrelude string
 //go:embed testdata/boot/scenario.sh
 var bootScenario string
 
-//go:embed testdata/boot/steps_speed.sh
-var bootStepsSpeed string
+// bootSteps are steps of their own files, each sourced by one line of
+// scenario.sh from $DATA/steps/ (e.g. steps_modes.sh).
+//
+//go:embed testdata/boot/steps_*.sh
+var bootSteps embed.FS
+
+// bootLib is what every real-boot guest session shares (on_fail, for
+// testenv's Step.Diag; the retries of msb's own failures, each named by its
+// message): it goes before the session's own script.
+//
+//go:embed testdata/boot/lib.sh
+var bootLib string
 
 // Canaries of the outer folder: none may be found inside the VM. The
 // control value is in workspace/, where the VM must find it.
@@ -75,11 +85,13 @@ func bootRun(t *testing.T) *testenv.Session {
 // folder made by asb's generator with canaries in its host-only files, and
 // its busybox image (built here by the real podman), then runs the scenario.
 func runBootScenario(t *testing.T) *testenv.Session {
-	g := testenv.NewGuest(t)
+	g := testenv.NewGuest(t, "boot")
 	if g == nil {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 18*time.Minute)
+	// The guest's data (builds on this host) is bounded here; the guest
+	// session itself by its progress (testenv.GuestStall).
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
 	o := newOuter(t, ctx)
 	placeCanaries(t, o.dir)
@@ -91,6 +103,7 @@ func runBootScenario(t *testing.T) *testenv.Session {
 	// on which terminal.
 	writeFile(t, filepath.Join(o.dir, "toolchain/rootfs/bin/opencode"),
 		"#!/bin/sh\necho \"opencode-standin $(id -un) $(id -u) $(pwd) tty=$(tty)\"\n", 0o755)
+	addGit(t, ctx, g, o.dir)
 	podman := testenv.CachedPodman(t)
 	tag := "localhost/asb-boot:test"
 	testenv.Run(t, ctx, "", os.Environ(), append(append(append(podman, "build"), testenv.PodmanBuildArgs()...), "--tag", tag, filepath.Join(o.dir, "toolchain"))...)
@@ -98,11 +111,21 @@ func runBootScenario(t *testing.T) *testenv.Session {
 	g.AddMSB(t)
 	g.AddStaticAsb(t)
 	g.WriteFile(t, "bin/builder", []byte(guestBuilder), 0o755)
-	g.WriteFile(t, "steps_speed.sh", []byte(bootStepsSpeed), 0o644)
 	g.WriteFile(t, "canaries", []byte(strings.Join([]string{bootSecretOC, bootSecretGH, bootCanaryYAML,
 		bootCanaryTask, bootCanaryState, bootControl}, "\n")+"\n"), 0o644)
 	g.CopyDir(t, "outer", o.dir)
-	return g.Run(t, ctx, bootPrelude+bootScenario, 15*time.Minute)
+	steps, err := bootSteps.ReadDir("testdata/boot")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range steps {
+		b, err := bootSteps.ReadFile("testdata/boot/" + e.Name())
+		if err != nil {
+			t.Fatal(err)
+		}
+		g.WriteFile(t, "steps/"+e.Name(), b, 0o644)
+	}
+	return g.Run(t, context.Background(), bootLib+bootPrelude+bootScenario)
 }
 
 // leakOuter breaks the boundary on purpose, to watch the tests catch it
@@ -175,7 +198,7 @@ func ok(t *testing.T, s *testenv.Session, name string) string {
 	t.Helper()
 	st := s.Step(t, name)
 	if st.Code != 0 {
-		t.Fatalf("%s: exit %d\n%s%s", name, st.Code, st.Out, st.Err)
+		t.Fatalf("%s: %s", name, st.Why())
 	}
 	return st.Out
 }
@@ -187,9 +210,6 @@ func TestRealBootCreate(t *testing.T) {
 	s := bootRun(t)
 	ok(t, s, "doctor")
 	ok(t, s, "create")
-	if s.Notes["retried"] != "" { // step:why, a boot (after msb rm --force) or msb's own failure
-		t.Logf("retried under emulation: %s", s.Notes["retried"])
-	}
 	if s.Notes["vm"] == "" {
 		t.Fatal("msb ls lists no VM after vm:create")
 	}

@@ -77,7 +77,11 @@ var diffMounts = []string{"\"./src:/data\"", "\"./src:/data:ro,ro\"", "\"./src:/
 	"{bind: \"\", target: /data}", "\"./src:/a/../b\"", "{bind: ./src, target: /d, stat_virtualization: off}",
 	"{bind: /var/lib, target: /d}", "\"./src:/\"", "\"./src\"", "\"./src:data\"", "{bind: ./src, target: /d, mode: 1}",
 	"{bind: ./src, named: v, target: /d}", "{bind: ./src}", "{bind: ./src, target: /d, readonly: on}",
-	"{bind: ./src, target: /d, create: ensure-exists}", "{bind: \"${HOME}\", target: /d}", "\"src:/data\""}
+	"{bind: ./src, target: /d, create: ensure-exists}", "{bind: \"${HOME}\", target: /d}", "\"src:/data\"",
+	"\"./src:/data:host-perms=mirror\"", "\"./src:/data:quota=1G,host-perms=mirror\"", "\"./src:/data:stat-virt=relaxed,host-perms=mirror\"",
+	"\"./src:/data:stat-virt=off,host-perms=mirror\"", "\"./src:/data:host-perms=Mirror\"", "\"./src:/data:host-perms=mirror,host-perms=private\"",
+	"{bind: ./src, target: /d, host_permissions: mirror}", "{bind: ./src, target: /d, stat_virtualization: \"off\", host_permissions: mirror}",
+	"{tmpfs: {size: 64M}, target: /t, host_permissions: mirror}"}
 
 // diffCase is one generated file.
 type diffCase struct {

@@ -3,6 +3,7 @@ package e2e
 import (
 	_ "embed"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -182,12 +183,19 @@ func agentKeys(reqs []netlab.Request) []string {
 // printed.
 func agentWhy(s *testenv.Session, step string) string {
 	return "\nasb network log:" + netLogLines(s, "agent", agentModelHost) +
-		"\n" + step + " printed (the end):\n" + lastOf(s.Steps[step].Out+s.Steps[step].Err, 30)
+		"\n" + step + ": " + s.Steps[step].Why() + agentOwnLog(s)
 }
 
-func lastOf(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+// agentOwnLog is the end of OpenCode's own log of the run and of what msb
+// and the VM's kernel said (steps agent_own_log, agent_vm_log).
+func agentOwnLog(s *testenv.Session) string {
+	var b strings.Builder
+	for _, n := range []string{"agent_own_log", "agent_vm_log"} {
+		if st, ran := s.Steps[n]; ran {
+			fmt.Fprintf(&b, "\n%s (the end):\n%s", n, lastLines(st.Out+st.Err, 25))
+		}
+	}
+	return b.String()
 }
 
 // TestRealNetAgentEndToEnd: `asb task agent -- run --auto PROMPT` runs the
@@ -227,8 +235,8 @@ func TestRealNetAgentEndToEnd(t *testing.T) {
 	if out := strings.TrimSpace(ok(t, s, "agent_no_value")); out != "" {
 		t.Errorf("files on the host (MSB_HOME, TMPDIR, workspace/) holding a secret's value:\n%s", out)
 	}
-	t.Logf("the agent's run: %.1f s, the VM's restart included; the model got %d requests in %.1f s (%s)",
-		run.Secs, len(model), model[len(model)-1].Time.Sub(model[0].Time).Seconds(), strings.Join(agentKeys(model), "; "))
+	t.Logf("the agent's run: %.1f s, the VM's restart included; the model got %d requests in %.1f s (%s)%s",
+		run.Secs, len(model), model[len(model)-1].Time.Sub(model[0].Time).Seconds(), strings.Join(agentKeys(model), "; "), agentOwnLog(s))
 }
 
 // TestRealNetAgentTLS: in the real image's VM, Node.js and Bun (the
@@ -278,4 +286,9 @@ func TestRealNetAgentSecretChange(t *testing.T) {
 			t.Errorf("after the change: %s, want the new value", k)
 		}
 	}
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }

@@ -103,7 +103,7 @@ func netRun(t *testing.T) *testenv.Session {
 }
 
 func runNetScenario(t *testing.T) *testenv.Session {
-	g := testenv.NewGuest(t)
+	g := testenv.NewGuest(t, "net")
 	if g == nil {
 		return nil
 	}
@@ -112,7 +112,9 @@ func runNetScenario(t *testing.T) *testenv.Session {
 		// guest that has no network device.
 		t.Skip("the network lab runs only in the nested guest (this host boots by itself)")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 32*time.Minute)
+	// The guest's data (builds on this host) is bounded here; the guest
+	// session itself by its progress (testenv.GuestStall).
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
 	lab := testenv.StaticNetlab(t)
 	image := netImage(t, ctx, g, lab)
@@ -133,7 +135,7 @@ func runNetScenario(t *testing.T) *testenv.Session {
 		}
 		script = string(raw)
 	}
-	return g.Run(t, ctx, netLabScript+script, 28*time.Minute)
+	return g.Run(t, context.Background(), bootLib+netLabScript+script)
 }
 
 // netLabFiles writes the lab's configuration (with the scripted model,

@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/agents-sandbox/asb/generator"
+	"github.com/agents-sandbox/asb/internal/testkit/testenv"
 	"github.com/agents-sandbox/asb/kubeexport"
 	"github.com/agents-sandbox/asb/schema"
 	"github.com/agents-sandbox/asb/templates"
@@ -41,7 +42,8 @@ func TestExamplesKubernetes(t *testing.T) {
 	if _, err := generator.Apply(context.Background(), dir, plan, generator.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	ex, err := kubeexport.Run(dir, kubeexport.Options{RuntimeClass: "gvisor", Image: "registry.example.com/team/demo-github:opencode",
+	testenv.Approve(t, dir) // as asb init approves what it wrote
+	ex, _, err := kubeexport.Run(dir, kubeexport.Options{RuntimeClass: "gvisor", Image: "registry.example.com/team/demo-github:opencode", Egress: kubeexport.EgressCilium,
 		Sessions: []string{"alice", "bob"}}, os.Getenv)
 	if err != nil {
 		t.Fatal(err)

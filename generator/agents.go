@@ -62,3 +62,38 @@ func LoadAgent(tree fs.FS, name string) (schema.Agent, error) {
 	}
 	return a, nil
 }
+
+// HostRunTable is the table of project files that host tools run or obey
+// (schema.HostRun): the base part and every preset's host_run, once per
+// path. It reads only that key of each manifest (the review after an
+// agent run reads it; LoadAgent checks the whole manifest).
+func HostRunTable(tree fs.FS) (schema.HostRunTable, error) {
+	names, err := Agents(tree)
+	if err != nil {
+		return nil, err
+	}
+	table := append(schema.HostRunTable(nil), schema.BaseHostRun...)
+	seen := map[string]bool{}
+	for _, e := range table {
+		seen[e.Path] = true
+	}
+	for _, name := range names {
+		raw, err := fs.ReadFile(tree, path.Join("agents", name, "agent.yaml"))
+		if err != nil {
+			return nil, fmt.Errorf("agent %s: %w", name, err)
+		}
+		var m struct {
+			HostRun []schema.HostRun `yaml:"host_run"`
+		}
+		if err := yaml.Unmarshal(raw, &m); err != nil {
+			return nil, fmt.Errorf("agents/%s/agent.yaml: %w", name, err)
+		}
+		for _, e := range m.HostRun {
+			if !seen[e.Path] {
+				seen[e.Path] = true
+				table = append(table, e)
+			}
+		}
+	}
+	return table, nil
+}

@@ -169,8 +169,8 @@ func inTheWay(r *folderfs.Root, rel string, dir bool) string {
 }
 func readManifest(r *folderfs.Root) manifest {
 	var m manifest
-	if r == nil {
-		return m
+	if r == nil || folderfs.Local(r.Dir(), ManifestPath) != nil {
+		return m // none, or one a clone carried: every file counts as edited
 	}
 	raw, err := r.ReadFile(ManifestPath, schema.MaxFileSize)
 	if err == nil {

@@ -140,6 +140,7 @@ func checkMSBVersion(ctx context.Context, h Host, msb string) Check {
 		c.Status, c.Detail = StatusWarn, err.Error()
 		return c
 	}
+	rememberMSB(h, got) // what validate, which runs no msb, names
 	return versionCheck(c, caps)
 }
 

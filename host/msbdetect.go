@@ -23,16 +23,9 @@ var ErrNoMSB = errors.New(MissingMSB())
 // size and modification time, so a command that asks costs a stat and a
 // small read, not a process, and an upgraded msb is asked again.
 func DetectMSB(ctx context.Context, h Host) (string, MSBCaps, error) {
-	p, err := h.LookPath("msb")
+	p, key, err := msbKey(h)
 	if err != nil {
-		return "", MSBCaps{}, ErrNoMSB
-	}
-	key := p
-	if real, err := h.EvalSymlinks(p); err == nil {
-		key = real
-	}
-	if st, err := h.Stat(key); err == nil {
-		key = fmt.Sprintf("%s\x00%d\x00%d", key, st.Size(), st.ModTime().UnixNano())
+		return "", MSBCaps{}, err
 	}
 	cache := readMSBCache(h)
 	v, ok := cache[key]
@@ -49,6 +42,48 @@ func DetectMSB(ctx context.Context, h Host) (string, MSBCaps, error) {
 	}
 	caps, err := CapsOf(v)
 	return p, caps, err
+}
+
+// msbKey finds msb on PATH and the cache's key of that binary: its real
+// path, size and modification time.
+func msbKey(h Host) (path, key string, err error) {
+	p, err := h.LookPath("msb")
+	if err != nil {
+		return "", "", ErrNoMSB
+	}
+	key = p
+	if real, err := h.EvalSymlinks(p); err == nil {
+		key = real
+	}
+	if st, err := h.Stat(key); err == nil {
+		key = fmt.Sprintf("%s\x00%d\x00%d", key, st.Size(), st.ModTime().UnixNano())
+	}
+	return p, key, nil
+}
+
+// KnownMSB is the version of the msb on PATH when an earlier command asked
+// it (DetectMSB's cache), without running it: for what only looks (asb
+// validate). "" when msb is missing or was never asked.
+func KnownMSB(h Host) string {
+	_, key, err := msbKey(h)
+	if err != nil {
+		return ""
+	}
+	caps, err := CapsOf(readMSBCache(h)[key])
+	if err != nil {
+		return ""
+	}
+	return caps.Version
+}
+
+// rememberMSB keeps what the msb on PATH said to --version, as DetectMSB
+// does.
+func rememberMSB(h Host, version string) {
+	if _, key, err := msbKey(h); err == nil {
+		m := readMSBCache(h)
+		m[key] = version
+		writeMSBCache(h, m)
+	}
 }
 
 // MissingMSB is the one message for an msb that is not on PATH: what, and

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agents-sandbox/asb/schema"
 )
 
 func TestCapsOf(t *testing.T) {
@@ -120,5 +122,46 @@ func TestHasDecidesEachPrimitiveFromTheTable(t *testing.T) {
 				t.Errorf("%s Has(%s) = %v, want %v", tc.version, p, got, tc.want[p])
 			}
 		}
+	}
+}
+
+// TestEveryFeatureHasAField: each feature of the table of releases
+// (schema.MSBReleases) turns on a field of MSBCaps.
+func TestEveryFeatureHasAField(t *testing.T) {
+	for _, r := range schema.MSBReleases {
+		for _, f := range r.Features {
+			var c MSBCaps
+			c.set(f)
+			if c == (MSBCaps{}) {
+				t.Errorf("msb %s: feature %q sets no field of MSBCaps", r.Version, f)
+			}
+		}
+	}
+}
+
+// TestKnownMSBRunsNothing: KnownMSB names only what an earlier command
+// asked the same binary (DetectMSB, asb doctor), and never runs msb.
+func TestKnownMSBRunsNothing(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "msb")
+	if err := os.WriteFile(bin, []byte("v1"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(MSBCacheEnv, filepath.Join(dir, "cache.json"))
+	h := &countingHost{msb: bin, version: "0.7.2"}
+	if v := KnownMSB(h); v != "" || h.runs != 0 {
+		t.Fatalf("before any command asked: KnownMSB = %q after %d runs", v, h.runs)
+	}
+	if c := checkMSBVersion(context.Background(), h, bin); c.Status == StatusFail {
+		t.Fatalf("doctor's version check: %+v", c)
+	}
+	if v := KnownMSB(h); v != "0.7.2" || h.runs != 1 {
+		t.Errorf("after asb doctor: KnownMSB = %q after %d runs, want 0.7.2 after 1", v, h.runs)
+	}
+	if err := os.WriteFile(bin, []byte("v2 longer"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if v := KnownMSB(h); v != "" {
+		t.Errorf("an upgraded binary nobody asked yet: KnownMSB = %q", v)
 	}
 }

@@ -16,6 +16,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	extv1 "sigs.k8s.io/agent-sandbox/extensions/api/v1beta1"
+
+	"github.com/agents-sandbox/asb/schema"
 )
 
 // Options are the choices of `asb export kubernetes` beyond the folder.
@@ -29,7 +31,20 @@ type Options struct {
 	// Sessions get one SandboxClaim each; none: one claim named after
 	// the folder.
 	Sessions []string
+	// Egress is how the allow list is enforced: EgressCilium (a
+	// CiliumNetworkPolicy with the names) or EgressNone (no policy of a
+	// CNI's own: the NetworkPolicy alone, which names no host).
+	Egress string
+	// StorageClass is the volume claims' StorageClass; "": the
+	// cluster's default.
+	StorageClass string
 }
+
+// The values of Options.Egress.
+const (
+	EgressCilium = "cilium"
+	EgressNone   = "none"
+)
 
 // Object is one resource of the export and the file it is written to.
 type Object struct {
@@ -44,14 +59,22 @@ type Export struct {
 	Notes   []string
 }
 
+// AgentContainer and InitContainer are the pod's containers: the agent's
+// (which asb kube agent execs into) and the one that fills the workspace.
+const (
+	AgentContainer = agentContainer
+	InitContainer  = initContainer
+)
+
 // The names of the pod's parts, shared by the template and its volumes.
 const (
 	agentContainer = "agent"
-	cloneContainer = "workspace-clone"
+	initContainer  = "workspace-init"
+	tmpVolume      = "tmp"
 	homeVolume     = "home"
 	workVolume     = "workspace"
-	devUID         = 1000 // dev, as the toolchain image's Dockerfile creates it
-	volumeSize     = "10Gi"
+	devUID         = 1000   // dev, as the toolchain image's Dockerfile creates it
+	volumeSize     = "10Gi" // a volume's size when the folder sets none
 	// ProjectLabel marks every object and the pods with the project.
 	ProjectLabel = "app.kubernetes.io/part-of"
 	managedLabel = "app.kubernetes.io/managed-by"
@@ -79,7 +102,7 @@ func Build(src *Source, o Options) (*Export, error) {
 		return nil, err
 	}
 	// The egress policy first: a pod never runs before it.
-	if cnp := ciliumPolicy(src); cnp != nil {
+	if cnp := ciliumPolicy(src, o); cnp != nil {
 		ex.add("20-ciliumnetworkpolicy-"+cnp.Metadata.Name+".yaml", cnp)
 	}
 	ex.add("30-sandboxtemplate-"+tmpl.Name+".yaml", tmpl)
@@ -88,7 +111,9 @@ func Build(src *Source, o Options) (*Export, error) {
 	for _, c := range claims(src, o.Sessions) {
 		ex.add("50-sandboxclaim-"+c.Name+".yaml", c)
 	}
-	ex.Notes = append(ex.Notes, egressNotes(src)...)
+	ex.Notes = append(ex.Notes, egressNotes(src, o)...)
+	ex.Notes = append(ex.Notes, limitNotes(src)...)
+	ex.Notes = append(ex.Notes, assumptionNotes(src, o)...)
 	ex.Notes = append(ex.Notes, secretNotes(src)...)
 	for _, s := range src.Skipped {
 		ex.Notes = append(ex.Notes, "not exported: "+s)
@@ -104,6 +129,24 @@ func (ex *Export) add(file string, obj any) {
 // DNS subdomain, and a claim's name becomes its pod's and host's name, a
 // DNS label of at most 63 characters.
 func checkOptions(src *Source, o Options) error {
+	if re := schema.ProjectName(src.Name); re != nil {
+		return fmt.Errorf("%s: name: %w; the export names every object after it", schema.RecordFile, re)
+	}
+	if o.Egress != EgressCilium && o.Egress != EgressNone {
+		return fmt.Errorf("--egress %q: use cilium (the allow list as a CiliumNetworkPolicy) or none (no CNI policy: the allow list is not enforced)", o.Egress)
+	}
+	if o.StorageClass != "" {
+		if errs := validation.IsDNS1123Subdomain(o.StorageClass); len(errs) > 0 {
+			return fmt.Errorf("--storage-class %q: %s (use the name of a StorageClass of your cluster: kubectl get storageclass)", o.StorageClass, errs[0])
+		}
+	}
+	for _, c := range src.Configs {
+		for i, it := range configItems(c) {
+			if errs := validation.IsConfigMapKey(it.Key); len(errs) > 0 {
+				return fmt.Errorf("the config folder %s: %s: %s; shorten or rename it", c.Dir, c.Files[i].Path, errs[0])
+			}
+		}
+	}
 	if o.RuntimeClass != "none" {
 		if errs := validation.IsDNS1123Subdomain(o.RuntimeClass); len(errs) > 0 {
 			return fmt.Errorf("--runtime-class %q: %s (use kata, gvisor, the name of a RuntimeClass of your cluster, or none)", o.RuntimeClass, errs[0])
@@ -111,8 +154,8 @@ func checkOptions(src *Source, o Options) error {
 	}
 	seen := map[string]bool{}
 	for _, s := range o.Sessions {
-		if errs := validation.IsDNS1123Label(s); len(errs) > 0 {
-			return fmt.Errorf("--session %q: %s", s, errs[0])
+		if re := schema.SessionName(s); re != nil {
+			return fmt.Errorf("--session: %w", re)
 		}
 		if seen[s] {
 			return fmt.Errorf("--session %q is given twice: each session is one claim", s)
@@ -193,6 +236,9 @@ func warmPool(src *Source) *extv1.SandboxWarmPool {
 			// nobody using it. Each claim starts its own sandbox.
 			Replicas:    new(int32(0)),
 			TemplateRef: extv1.SandboxTemplateRef{Name: templateName(src.Name)},
+			// A spare made from an older template (another image, a
+			// narrower egress policy) is replaced at once, never handed out.
+			UpdateStrategy: &extv1.SandboxWarmPoolUpdateStrategy{Type: extv1.RecreateSandboxWarmPoolUpdateStrategyType},
 		},
 	}
 }
@@ -205,19 +251,37 @@ func claimName(project, session string) string {
 }
 
 // claims are one SandboxClaim per session, each its own pod with its own
-// home and workspace volumes.
+// home and workspace volumes; a session's workspace is on its own branch,
+// asb/NAME, as asb session new makes it locally.
 func claims(src *Source, sessions []string) []*extv1.SandboxClaim {
 	if len(sessions) == 0 {
 		sessions = []string{""}
 	}
 	var out []*extv1.SandboxClaim
 	for _, s := range sessions {
-		c := &extv1.SandboxClaim{
-			TypeMeta:   metav1.TypeMeta{APIVersion: extv1.GroupVersion.String(), Kind: "SandboxClaim"},
-			ObjectMeta: meta(src, claimName(src.Name, s)),
-			Spec:       extv1.SandboxClaimSpec{WarmPoolRef: extv1.SandboxWarmPoolRef{Name: poolName(src.Name)}},
-		}
-		out = append(out, c)
+		out = append(out, Claim(src, s))
 	}
 	return out
 }
+
+// Claim is the SandboxClaim of session ("": the folder's own).
+func Claim(src *Source, session string) *extv1.SandboxClaim {
+	c := &extv1.SandboxClaim{
+		TypeMeta:   metav1.TypeMeta{APIVersion: extv1.GroupVersion.String(), Kind: "SandboxClaim"},
+		ObjectMeta: meta(src, claimName(src.Name, session)),
+		Spec: extv1.SandboxClaimSpec{
+			WarmPoolRef: extv1.SandboxWarmPoolRef{Name: poolName(src.Name)},
+			// On expiry (shutdownTime, which asb export --apply and asb kube
+			// agent set from max_duration) the sandbox goes; the claim stays
+			// as the record of the session.
+			Lifecycle: &extv1.Lifecycle{ShutdownPolicy: extv1.ShutdownPolicyRetain},
+		},
+	}
+	if session != "" && src.Workspace.URL != "" {
+		c.Spec.Env = []extv1.EnvVar{{Name: SessionBranchEnv, Value: schema.SessionBranchPrefix + session, ContainerName: initContainer}}
+	}
+	return c
+}
+
+// ClaimName is the claim (and sandbox, pod, host) name of a session.
+func ClaimName(project, session string) string { return claimName(project, session) }

@@ -14,12 +14,15 @@ import (
 // The egress policy. A Kubernetes NetworkPolicy knows addresses, not
 // names, so the template's policy (which agent-sandbox's controller turns
 // into one NetworkPolicy for every pod of the template) denies all ingress
-// and all egress but DNS; the allow list, which is names, becomes a
-// CiliumNetworkPolicy with toFQDNs: Cilium is the common CNI that can
-// allow a name (its DNS proxy learns the addresses behind it). Policies
-// add up, so on Cilium the pod reaches DNS and the listed names; on
-// another CNI that enforces NetworkPolicy, DNS alone; on a CNI that does
-// not enforce NetworkPolicy, everything.
+// and, with an allow list, all egress; the list, which is names, becomes a
+// CiliumNetworkPolicy with toFQDNs and DNS for those names only (--egress
+// cilium): Cilium is the common CNI that can allow a name (its DNS proxy
+// learns the addresses behind it). Policies add up, and a NetworkPolicy
+// that allowed DNS would open every name to Cilium's DNS proxy too, so the
+// NetworkPolicy allows no DNS then. With --egress none the NetworkPolicy
+// allows DNS alone: the agent reaches no host until the cluster's own FQDN
+// policy allows the list. On a CNI that does not enforce NetworkPolicy,
+// the pod reaches everything.
 
 // dnsRule lets the pod ask the cluster's DNS (kube-dns / CoreDNS).
 func dnsRule() networkingv1.NetworkPolicyEgressRule {
@@ -42,7 +45,7 @@ var privateRanges6 = []string{"fc00::/7", "fe80::/10", "::1/128"}
 // networkPolicy is the template's: ingress denied (attach with kubectl
 // exec/attach, forward ports with kubectl port-forward, neither of which
 // crosses it), egress as the folder's policy allows.
-func networkPolicy(src *Source) *extv1.NetworkPolicySpec {
+func networkPolicy(src *Source, o Options) *extv1.NetworkPolicySpec {
 	np := &extv1.NetworkPolicySpec{}
 	switch src.Network.Policy {
 	case "none":
@@ -54,8 +57,10 @@ func networkPolicy(src *Source) *extv1.NetworkPolicySpec {
 			{IPBlock: &networkingv1.IPBlock{CIDR: "0.0.0.0/0", Except: privateRanges4}},
 			{IPBlock: &networkingv1.IPBlock{CIDR: "::/0", Except: privateRanges6}},
 		}}}
-	default: // allow-list: DNS here, the names in the Cilium policy
-		np.Egress = []networkingv1.NetworkPolicyEgressRule{dnsRule()}
+	default: // allow-list: the names and their DNS in the Cilium policy
+		if o.Egress == EgressNone {
+			np.Egress = []networkingv1.NetworkPolicyEgressRule{dnsRule()}
+		}
 	}
 	return np
 }
@@ -109,8 +114,8 @@ type CiliumL7Rules struct {
 
 // ciliumPolicy is the allow list as names, or nil when the folder has no
 // allow list.
-func ciliumPolicy(src *Source) *CiliumNetworkPolicy {
-	if src.Network.Policy != "allow-list" || len(src.Network.Allow) == 0 {
+func ciliumPolicy(src *Source, o Options) *CiliumNetworkPolicy {
+	if o.Egress != EgressCilium || src.Network.Policy != "allow-list" || len(src.Network.Allow) == 0 {
 		return nil
 	}
 	var names []FQDNSelector
@@ -132,7 +137,7 @@ func ciliumPolicy(src *Source) *CiliumNetworkPolicy {
 					ToEndpoints: []metav1.LabelSelector{{MatchLabels: map[string]string{
 						"k8s:io.kubernetes.pod.namespace": "kube-system", "k8s:k8s-app": "kube-dns"}}},
 					ToPorts: []CiliumPortRule{{Ports: []CiliumPort{{Port: "53", Protocol: "ANY"}},
-						Rules: &CiliumL7Rules{DNS: []FQDNSelector{{MatchPattern: "*"}}}}},
+						Rules: &CiliumL7Rules{DNS: names}}},
 				},
 				{ToFQDNs: names},
 			},
@@ -142,15 +147,17 @@ func ciliumPolicy(src *Source) *CiliumNetworkPolicy {
 
 // egressNotes say where the folder's network policy is enforced and where
 // it is not.
-func egressNotes(src *Source) []string {
+func egressNotes(src *Source, o Options) []string {
 	notes := []string{"egress: the template's NetworkPolicy is enforced only by a CNI that implements NetworkPolicy (Calico, Cilium, …); on one that does not (flannel alone), the pod reaches everything"}
 	nw := src.Network
-	switch nw.Policy {
-	case "allow-list":
-		notes = append(notes, fmt.Sprintf("egress: the allow list (%s) is enforced only by Cilium, through the CiliumNetworkPolicy %s-egress (toFQDNs); on any other CNI the pod reaches DNS and nothing else, so the agent cannot reach its provider: write the same list in your CNI's FQDN policy, or widen the NetworkPolicy (and then the list is not enforced)",
+	switch {
+	case nw.Policy == "allow-list" && o.Egress == EgressCilium:
+		notes = append(notes, fmt.Sprintf("egress: the allow list (%s) is enforced only by Cilium, through the CiliumNetworkPolicy %s-egress (toFQDNs; DNS answered for those names only, through Cilium's DNS proxy, which it assumes at kube-system/k8s-app=kube-dns); a cluster without Cilium refuses that object: export with --egress none there",
 			strings.Join(nw.Allow, ", "), src.Name))
-	case "public", "default":
-		notes = append(notes, "egress: the public internet, private ranges blocked by ipBlock (as msb's public policy)")
+	case nw.Policy == "allow-list":
+		notes = append(notes, fmt.Sprintf("egress: --egress none: the allow list (%s) is not enforced: the NetworkPolicy lets the pod reach DNS and nothing else, so the agent cannot reach its provider until your CNI's own FQDN policy allows those names", strings.Join(nw.Allow, ", ")))
+	case nw.Policy == "public" || nw.Policy == "default":
+		notes = append(notes, "egress: the public internet, private ranges blocked by ipBlock (as msb's public policy); DNS to the cluster's resolver answers any name")
 	}
 	if len(nw.Deny) > 0 {
 		notes = append(notes, fmt.Sprintf("egress: the deny list (%s) is not enforced: a NetworkPolicy cannot name a host, and Cilium's deny rules take no names", strings.Join(nw.Deny, ", ")))

@@ -64,6 +64,7 @@ func folder(t *testing.T, opts schema.InitOptions) string {
 	if err := os.WriteFile(filepath.Join(dir, "secrets.env"), []byte(env.String()), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	testenv.Approve(t, dir) // as asb init approves what it wrote
 	return dir
 }
 

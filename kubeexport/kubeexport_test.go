@@ -35,8 +35,11 @@ func TestEveryPresetValidatesAgainstTheCRDs(t *testing.T) {
 			tmpl := template_(t, files, "demo-"+a)
 			agent, _ := generator.LoadAgent(templates.FS, a)
 			c := tmpl.Spec.PodTemplate.Spec.Containers[0]
-			if !slices.Equal(c.Command, agent.Command) || *tmpl.Spec.PodTemplate.Spec.SecurityContext.RunAsUser != devUID {
-				t.Errorf("container %v as %d; want the agent's command %v as dev", c.Command, *tmpl.Spec.PodTemplate.Spec.SecurityContext.RunAsUser, agent.Command)
+			if !slices.Equal(c.Command, keeper) || *tmpl.Spec.PodTemplate.Spec.SecurityContext.RunAsUser != devUID {
+				t.Errorf("container %v as %d; want the keeper as dev", c.Command, *tmpl.Spec.PodTemplate.Spec.SecurityContext.RunAsUser)
+			}
+			if !strings.Contains(stderr, "kubectl exec -it POD -c agent -- "+shellWords(agent.Command)) {
+				t.Errorf("the notes do not say how the agent %v is run:\n%s", agent.Command, stderr)
 			}
 			if !hasMount(c.VolumeMounts, agent.MountTarget, true) || !hasMount(c.VolumeMounts, "/home/dev", false) {
 				t.Errorf("mounts %+v: want the config read-only at %s and home at /home/dev", c.VolumeMounts, agent.MountTarget)
@@ -168,9 +171,11 @@ func TestBadInputIsOneMessage(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--session", "Bad_Name"}, `--session "Bad_Name"`},
+		{[]string{"--session", "Bad_Name"}, `--session: "Bad_Name" is not a valid session name`},
 		{[]string{"--session", "a", "--session", "a"}, "given twice"},
-		{[]string{"--session", strings.Repeat("s", 60)}, "longer than 63"},
+		{[]string{"--session", strings.Repeat("s", 30)}, "longer than 24"},
+		{[]string{"--egress", "calico"}, `--egress "calico"`},
+		{[]string{"--storage-class", "Fast SSD"}, `--storage-class "Fast SSD"`},
 		{[]string{"--runtime-class", "Kata Containers"}, "--runtime-class"},
 		{[]string{"--image", "Not An Image"}, "--image"},
 	} {
@@ -261,8 +266,16 @@ func TestEveryNetworkPolicyIsWritten(t *testing.T) {
 					t.Errorf("--network public: egress %+v, want DNS and the internet minus private ranges", np.Egress)
 				}
 			default:
-				if len(np.Egress) != 1 || files["20-ciliumnetworkpolicy-demo-pi-egress.yaml"] == nil {
-					t.Errorf("--network %s: egress %+v and no Cilium policy; want DNS only and the names for Cilium", nw, np.Egress)
+				if len(np.Egress) != 0 || files["20-ciliumnetworkpolicy-demo-pi-egress.yaml"] == nil {
+					t.Errorf("--network %s: egress %+v, Cilium policy %v; want none (DNS and the names only in the Cilium policy)", nw, np.Egress, files["20-ciliumnetworkpolicy-demo-pi-egress.yaml"] != nil)
+				}
+				files, _, stderr := export(t, folder(t, o), "--egress", "none")
+				np = template_(t, files, "demo-pi").Spec.NetworkPolicy
+				if len(np.Egress) != 1 || len(np.Egress[0].To) != 1 || np.Egress[0].To[0].PodSelector == nil || files["20-ciliumnetworkpolicy-demo-pi-egress.yaml"] != nil {
+					t.Errorf("--network %s --egress none: egress %+v; want the cluster's DNS only and no Cilium policy", nw, np.Egress)
+				}
+				if !strings.Contains(stderr, "the allow list (") || !strings.Contains(stderr, "is not enforced") {
+					t.Errorf("--egress none: the notes do not say the list is not enforced:\n%s", stderr)
 				}
 			}
 		})

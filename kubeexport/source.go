@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
+	"path"
 	"slices"
 	"sort"
 	"strings"
@@ -29,9 +30,21 @@ type Source struct {
 	Network   outer.NetworkView
 	Ports     []schema.PortSpec
 	Secrets   []SecretRef
+	// Limits are the folder's limits by name (schema.Limits), as asb
+	// limit ls shows them: "" when unset.
+	Limits map[string]string
+	// Tmpfs are the folder's tmpfs mounts (the tmp-size limit among them):
+	// in-memory emptyDirs in the pod.
+	Tmpfs []Tmpfs
 	// Skipped says, one line each, what of the folder has no place in the
 	// export (a bind of another host folder, an env value msb expands).
 	Skipped []string
+}
+
+// Tmpfs is a tmpfs mount: where, and its size in msb's form ("" unset).
+type Tmpfs struct {
+	Target string
+	Size   string
 }
 
 // Config is one agent's config folder.
@@ -90,6 +103,9 @@ func Read(dir string, tree fs.FS) (*Source, error) {
 	}
 	src := &Source{Name: rec.Answers.Name, Image: sb.Image, CPUs: sb.CPUs, Memory: sb.Memory,
 		Agent: agent, Workspace: rec.Workspace, Network: outer.NetworkOf(sb.Network), Env: map[string]string{}}
+	if err := src.readLimits(root, data); err != nil {
+		return nil, err
+	}
 	if err := src.readMounts(root, sb, tree, rec); err != nil {
 		return nil, err
 	}
@@ -129,6 +145,12 @@ func (s *Source) readMounts(root *folderfs.Root, sb *schema.Sandbox, tree fs.FS,
 		switch {
 		case m.Target == "/workspace" || m.Target == "/home/dev":
 			continue // the workspace and home volumes of the template
+		case m.Kind == "tmpfs":
+			var size string
+			if m.Tmpfs != nil {
+				size = m.Tmpfs.Size
+			}
+			s.Tmpfs = append(s.Tmpfs, Tmpfs{Target: path.Clean(m.Target), Size: size})
 		case isAgent && m.Kind == "bind":
 			c, err := readConfig(root, a, m.Bind, &total)
 			if err != nil {
@@ -168,7 +190,11 @@ func readConfig(root *folderfs.Root, a schema.Agent, bind string, total *int) (C
 		if *total > maxConfigBytes || len(c.Files) >= maxConfigFiles {
 			return fmt.Errorf("the agents' config folders hold more than %d KiB or %d files: a ConfigMap holds at most 1 MiB; move large files into the image", maxConfigBytes>>10, maxConfigFiles)
 		}
-		c.Files = append(c.Files, File{Path: strings.TrimPrefix(p, rel+"/"), Data: b})
+		fp := strings.TrimPrefix(p, rel+"/")
+		if re := schema.ConfigFilePath(fp); re != nil {
+			return re
+		}
+		c.Files = append(c.Files, File{Path: fp, Data: b})
 		return nil
 	})
 	if errors.Is(err, fs.ErrNotExist) {
@@ -179,6 +205,21 @@ func readConfig(root *folderfs.Root, a schema.Agent, bind string, total *int) (C
 	}
 	sort.Slice(c.Files, func(i, j int) bool { return c.Files[i].Path < c.Files[j].Path })
 	return c, nil
+}
+
+// readLimits reads the folder's limits as asb limit ls does, from
+// sandbox.yaml and Taskfile.yml (through the confined root: secrets.env
+// is never opened).
+func (s *Source) readLimits(root *folderfs.Root, sandbox []byte) error {
+	tf, err := root.ReadFile("Taskfile.yml", 1<<20)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("read Taskfile.yml: %w", err)
+	}
+	s.Limits = map[string]string{}
+	for _, l := range outer.LimitsIn(sandbox, tf) {
+		s.Limits[l.Name] = l.Value
+	}
+	return nil
 }
 
 // readEnv keeps sandbox.yaml's plain variables. A value with ${…} is one

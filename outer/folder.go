@@ -33,6 +33,9 @@ type Options struct {
 	// Agents are the known agent presets (their config folders and guest
 	// targets, which the boundary summary names and mounts must not cover).
 	Agents []schema.Agent
+	// Policy is the policy in force: Commit refuses an edit that brings
+	// in what it forbids. nil: none.
+	Policy *schema.Policy
 }
 
 // Folder is an outer folder opened for reading or editing: its boundary
@@ -43,11 +46,15 @@ type Folder struct {
 	Dir    string
 	Getenv func(string) string
 	Agents []schema.Agent
+	Policy *schema.Policy
 
 	orig    map[string][]byte // name → content; absent when the file does not exist
 	modes   map[string]fs.FileMode
 	edited  map[string][]byte
 	checkFn func(dir string, opts schema.CheckOptions) []schema.Problem
+	// fromPending are secrets this edit binds to a command (asb secret add
+	// --from), recorded on this host once the edit is written.
+	fromPending map[string]bool
 }
 
 // Open reads the boundary files of the outer folder dir (found with Resolve).
@@ -56,7 +63,7 @@ func Open(dir string, opts Options) (*Folder, error) {
 	if getenv == nil {
 		getenv = func(string) string { return "" }
 	}
-	f := &Folder{Dir: dir, Getenv: getenv, Agents: opts.Agents,
+	f := &Folder{Dir: dir, Getenv: getenv, Agents: opts.Agents, Policy: opts.Policy,
 		orig: map[string][]byte{}, modes: map[string]fs.FileMode{}, edited: map[string][]byte{}, checkFn: schema.CheckDir}
 	for _, name := range []string{SandboxFile, SecretsFile, SecretsEnvFile} {
 		p := filepath.Join(dir, name)
@@ -166,7 +173,8 @@ func (f *Folder) Commit() ([]schema.Problem, error) {
 	if !f.Changed() {
 		return nil, nil
 	}
-	opts := schema.CheckOptions{Getenv: f.Getenv, FromCommand: f.FromCommandFunc()}
+	opts := f.CheckOptions()
+	opts.Policy = f.Policy
 	before := f.checkFn(f.Dir, opts)
 	opts.Overrides = map[string][]byte{}
 	for name, data := range f.edited {

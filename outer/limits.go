@@ -23,11 +23,21 @@ type LimitView struct {
 // LimitsOf reads every limit from the folder's sandbox.yaml and Taskfile.yml.
 func (f *Folder) LimitsOf() []LimitView {
 	data, _ := f.Current(SandboxFile)
+	return limitsOf(data, f.taskVars())
+}
+
+// LimitsIn is LimitsOf of the contents of a folder's sandbox.yaml and
+// Taskfile.yml, read by the caller (asb export reads them through the
+// folder's confined root, and opens nothing else).
+func LimitsIn(sandbox, taskfile []byte) []LimitView {
+	return limitsOf(sandbox, taskVarsOf(taskfile))
+}
+
+func limitsOf(data []byte, vars map[string]string) []LimitView {
 	sb, _, _ := schema.LoadSandbox(SandboxFile, data)
 	if sb == nil {
 		sb = &schema.Sandbox{}
 	}
-	vars := f.taskVars()
 	out := make([]LimitView, 0, len(schema.Limits))
 	for _, l := range schema.Limits {
 		v := LimitView{Name: l.Name, Where: l.Where, What: l.What}
@@ -218,7 +228,7 @@ func (f *Folder) setWorkspaceQuota(value string) error {
 		seq.Content[i] = n
 		return f.Save(SandboxFile, doc)
 	}
-	return fmt.Errorf("no mount of %s at %s that asb can give a quota (a bind with only bind, target and readonly); write it by hand as \"./workspace:/workspace:quota=SIZE\"",
+	return fmt.Errorf("no mount of %s at %s that asb can give a quota (a bind with only bind, target, readonly, host_permissions and stat_virtualization); write it by hand as \"./workspace:/workspace:quota=SIZE\"",
 		SandboxFile, schema.WorkspaceMount)
 }
 
@@ -243,16 +253,22 @@ func workspaceShort(it *yaml.Node) (src, opts string, ok bool) {
 	if t == nil || b == nil || path.Clean(t.Value) != schema.WorkspaceMount {
 		return "", "", false
 	}
+	var o []string
 	for _, k := range yamledit.Keys(it) {
+		v := yamledit.Get(it, k).Value
 		switch k {
 		case "bind", "target":
 		case "readonly":
-			if yamledit.Get(it, k).Value == "true" {
-				opts = "ro"
+			if v == "true" {
+				o = append(o, "ro")
 			}
+		case "host_permissions": // the string form's host-perms= (msb 0.7.2 reads both)
+			o = append(o, "host-perms="+v)
+		case "stat_virtualization":
+			o = append(o, "stat-virt="+v)
 		default:
 			return "", "", false
 		}
 	}
-	return b.Value, opts, true
+	return b.Value, strings.Join(o, ","), true
 }

@@ -3,11 +3,10 @@ package outer
 import (
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
+	"github.com/agents-sandbox/asb/internal/termtext"
 	"github.com/agents-sandbox/asb/schema"
-	"golang.org/x/term"
 )
 
 // Print writes the whole boundary, one section after the other.
@@ -62,8 +61,9 @@ func (b *Boundary) PrintMounts(w io.Writer) {
 				note = "  the agent's config, WRITABLE: the agent can change its own settings (add readonly: true)"
 			}
 		}
-		note += boundaryNote(w, m)
-		fmt.Fprintf(w, "  %-*s  %s  %s%s\n", width, m.Guest, m.Access, from, note)
+		fmt.Fprintf(w, "  %-*s  %s  %s%s", width, m.Guest, m.Access, from, note)
+		alarm(w, boundaryNote(m))
+		fmt.Fprintln(w, modesNote(m))
 	}
 	if h := b.Home; h != nil {
 		vol := h.Volume
@@ -80,8 +80,8 @@ func (b *Boundary) PrintMounts(w io.Writer) {
 		home = home || m.UnderHome
 	}
 	if b.reachesOther() {
-		fmt.Fprintln(w, "  "+red(w, "More of the host than this folder's own files: see the lines in capitals above and under Other settings.")+
-			" Nothing else: not the rest of this folder (secrets.env, secrets.yaml).")
+		alarm(w, "More of the host than this folder's own files: see the lines in capitals above and under Other settings.")
+		fmt.Fprintln(w, " Nothing else: not the rest of this folder (secrets.env, secrets.yaml).")
 		return
 	}
 	if home {
@@ -92,20 +92,30 @@ func (b *Boundary) PrintMounts(w io.Writer) {
 }
 
 // boundaryNote is what a mount adds to the boundary beyond this folder's
-// own files, in red.
-func boundaryNote(w io.Writer, m MountView) string {
-	note := ""
+// own files ("" for nothing), shown in red.
+func boundaryNote(m MountView) string {
 	switch {
 	case m.Refused != "":
-		note += "  " + red(w, "REFUSED: "+m.Refused+" (asb validate stops vm:create)")
+		return "REFUSED: " + m.Refused + " (asb validate stops vm:create)"
 	case m.UnderHome:
-		note += "  " + red(w, "UNDER YOUR $HOME: the VM sees this folder of your home (allowed by # "+schema.HomeConsent+")")
+		return "UNDER YOUR $HOME: the VM sees this folder of your home (allowed by # " + schema.HomeConsent + ")"
 	case m.Outside:
-		note += "  " + red(w, "OUTSIDE THIS FOLDER: the VM sees "+m.Host+" of your host (allowed only by # "+schema.HostConsent+")")
+		return "OUTSIDE THIS FOLDER: the VM sees " + m.Host + " of your host (allowed only by # " + schema.HostConsent + ")"
 	case m.Kind == "named":
-		note += "  " + red(w, "A VOLUME OF MSB'S STORE, outside this folder (allowed only by # "+schema.VolumeConsent+")")
+		return "A VOLUME OF MSB'S STORE, outside this folder (allowed only by # " + schema.VolumeConsent + ")"
 	}
-	return note
+	return ""
+}
+
+// modesNote says what becomes of the modes the VM sets in a writable bind.
+func modesNote(m MountView) string {
+	switch m.Modes {
+	case "mirror":
+		return "; the modes the VM sets (rwx, never setuid or the owner) reach your files"
+	case "private":
+		return "; files the VM makes are 0600 on your host, whatever mode it sets (add host_permissions: mirror to keep them)"
+	}
+	return ""
 }
 
 // PrintNetwork writes the egress section.
@@ -114,8 +124,8 @@ func (b *Boundary) PrintNetwork(w io.Writer) {
 	fmt.Fprintf(w, "Network: %s.\n", n.Summary)
 	switch n.Policy {
 	case "public", "open", "default":
-		fmt.Fprintln(w, "  "+red(w, "warning: the agent can send what it reads to any host")+
-			"; an allow list keeps it to the hosts it needs: asb network allow HOST after network: {allow: […]} in sandbox.yaml (asb init --network allow or balanced)")
+		alarm(w, "warning: the agent can send what it reads to any host")
+		fmt.Fprintln(w, "; an allow list keeps it to the hosts it needs: asb network allow HOST after network: {allow: […]} in sandbox.yaml (asb init --network allow or balanced)")
 	}
 	if n.Policy == "allow-list" {
 		fmt.Fprintln(w, "  allowed hosts:")
@@ -160,17 +170,26 @@ func (b *Boundary) PrintSecrets(w io.Writer) {
 	}
 	for _, s := range b.Secrets {
 		if s.Refused {
-			fmt.Fprintf(w, "  %-*s  %s\n", width, s.Name, red(w, "REFUSED: the binding has errors (asb validate says which; it stops vm:create)"))
+			fmt.Fprintf(w, "  %-*s", width, s.Name)
+			alarm(w, "REFUSED: the binding has errors (asb validate says which; it stops vm:create)")
+			fmt.Fprintln(w)
 			continue
 		}
-		state := "not set"
+		state, missing := "not set", ""
 		if s.Set {
 			state = "set in " + s.From
 			if s.From == FromCommand {
 				state = "from a command run on this host"
+				if s.CommandMissing != "" {
+					state, missing = state+"; ", "it cannot run here: "+s.CommandMissing
+				}
 			}
 		}
-		fmt.Fprintf(w, "  %-*s  → %s  (in %s; %s)\n", width, s.Name, strings.Join(s.Hosts, ", "), s.Where(), state)
+		fmt.Fprintf(w, "  %-*s  → %s  (in %s; %s", width, s.Name, strings.Join(s.Hosts, ", "), s.Where(), state)
+		if missing != "" {
+			_ = termtext.Fprint(w, termtext.Alarm, missing)
+		}
+		fmt.Fprintln(w, ")")
 	}
 }
 
@@ -192,12 +211,12 @@ func (s SecretView) Where() string {
 	return strings.Join(parts, ", ")
 }
 
-// red colours s for a terminal (and leaves it as it is for a pipe or a
-// file, or under NO_COLOR).
-func red(w io.Writer, s string) string {
-	f, ok := w.(*os.File)
-	if !ok || os.Getenv("NO_COLOR") != "" || !term.IsTerminal(int(f.Fd())) {
-		return s
+// alarm writes "  " and s in asb's alarm style (bold red on a terminal
+// that takes colour: termtext.Alarm); nothing when s is empty.
+func alarm(w io.Writer, s string) {
+	if s == "" {
+		return
 	}
-	return "\x1b[1;31m" + s + "\x1b[0m"
+	fmt.Fprint(w, "  ")
+	_ = termtext.Fprint(w, termtext.Alarm, s)
 }

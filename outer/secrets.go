@@ -66,6 +66,12 @@ func (f *Folder) AddSecret(r SecretRequest) (SecretEdit, error) {
 		return e, err
 	}
 	envData, envExists := f.Current(SecretsEnvFile)
+	if r.FromCommand {
+		if f.fromPending == nil {
+			f.fromPending = map[string]bool{}
+		}
+		f.fromPending[r.Name] = true
+	}
 	if !r.FromCommand && !EnvFileMentions(envData, r.Name) {
 		f.Set(SecretsEnvFile, AppendEnvLine(envData, envExists, r.Name))
 		e.EnvLine = true

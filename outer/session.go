@@ -53,8 +53,10 @@ func SessionVM(dir, agent, name string) (string, error) {
 
 // Sessions lists the sessions of the outer folder dir, by name. A session
 // is one asb made on this machine: its record reads and checks, and its
-// checkout holds a .git folder, which no git clone can carry, so a
-// committed .asb/ of a hostile clone yields none.
+// checkout holds a .git (which its VM may have made anything: a file, a
+// link; asb reads it only through HostRepo.Import, which refuses those),
+// and no git clone can carry a .git, so a committed .asb/ of a hostile
+// clone yields none.
 func Sessions(dir string) ([]Session, error) {
 	r, err := folderfs.Open(dir)
 	if err != nil {
@@ -109,8 +111,11 @@ func FindSession(dir, name string) (Session, error) {
 // of that name made on this machine.
 func readSession(r *folderfs.Root, dir, name string) (*Session, error) {
 	p := schema.SessionPathsOf(name)
-	if fi, err := r.Lstat(p.Workspace + "/.git"); err != nil || !fi.IsDir() {
+	if _, err := r.Lstat(p.Workspace + "/.git"); err != nil {
 		return nil, nil //nolint:nilerr // no checkout of asb's: not a session
+	}
+	if folderfs.Local(dir, p.Record) != nil {
+		return nil, nil // a record a clone carried is no session of this machine
 	}
 	raw, err := r.ReadFile(p.Record, schema.MaxFileSize)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -129,6 +134,11 @@ func readSession(r *folderfs.Root, dir, name string) (*Session, error) {
 	s.Paths = p
 	if s.VM, err = SessionVM(dir, s.Agent, name); err != nil {
 		return nil, err
+	}
+	if s.HomeVolume != "" && !runner.OwnHomeVolume(runner.Identity{VM: s.VM}, s.HomeVolume) {
+		// Only a volume named after this session's VM is ever its home,
+		// reset or removed with it.
+		return nil, fmt.Errorf("%s: home_volume %q is not a volume of this session's VM %s; asb session rm --force %s removes the session", p.Record, s.HomeVolume, s.VM, name)
 	}
 	return &s, nil
 }
@@ -165,8 +175,8 @@ func WriteSession(dir string, s Session) error {
 	return generator.WriteFileAtomic(dir, s.Paths.Record, buf.Bytes(), generator.ModeFile)
 }
 
-// RemoveSessionFiles removes session s's folder: its record, derived
-// config and checkout (under the folder's lock).
+// RemoveSessionFiles removes session s's folder (its record, derived
+// config and checkout) and its review record (under the folder's lock).
 func RemoveSessionFiles(dir string, s Session) error {
 	r, err := folderfs.Open(dir)
 	if err != nil {
@@ -175,6 +185,10 @@ func RemoveSessionFiles(dir string, s Session) error {
 	defer r.Close()
 	if err := r.RemoveAll(s.Paths.Dir); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return folderfs.Explain(s.Paths.Dir, err)
+	}
+	_, record := reviewTree(s.Name)
+	if err := r.Remove(record); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return folderfs.Explain(record, err)
 	}
 	return nil
 }

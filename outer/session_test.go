@@ -131,7 +131,6 @@ func TestSessionsIgnoresARecordWithoutItsCheckout(t *testing.T) {
 	rec := "name: evil\nagent: opencode\nbranch: asb/evil\nbase: main\n"
 	must(t, os.MkdirAll(filepath.Join(dir, p.Workspace), 0o755))
 	must(t, os.WriteFile(filepath.Join(dir, p.Record), []byte(rec), 0o644))
-	must(t, os.WriteFile(filepath.Join(dir, p.Workspace, ".git"), []byte("gitdir: /etc\n"), 0o644))
 	got, err := Sessions(dir)
 	if err != nil || len(got) != 0 {
 		t.Errorf("Sessions = %v, %v; want none", got, err)
@@ -141,6 +140,13 @@ func TestSessionsIgnoresARecordWithoutItsCheckout(t *testing.T) {
 	}
 	if _, err := FindSession(dir, "../evil"); err == nil || !strings.Contains(err.Error(), "not a valid session name") {
 		t.Errorf("FindSession(../evil): %v", err)
+	}
+	// A checkout whose .git its VM made a gitdir: file is still a session,
+	// so that asb session rm can end it; asb reads none of it
+	// (HostRepo.Import refuses it: hostile_vm_gitdir.txtar).
+	must(t, os.WriteFile(filepath.Join(dir, p.Workspace, ".git"), []byte("gitdir: /etc\n"), 0o644))
+	if got, err := Sessions(dir); err != nil || len(got) != 1 {
+		t.Errorf("a checkout with a .git file: Sessions = %v, %v; want the session", got, err)
 	}
 }
 

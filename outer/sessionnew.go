@@ -3,6 +3,7 @@ package outer
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"path/filepath"
 	"slices"
 	"time"
@@ -44,16 +45,11 @@ func NewSession(ctx context.Context, f *Folder, o NewSessionOptions) (Session, s
 	}
 	s := Session{Name: o.Name, Agent: agent, Branch: schema.SessionBranchPrefix + o.Name, Created: o.Now.UTC().Truncate(time.Second),
 		Paths: schema.SessionPathsOf(o.Name)}
-	if err := sessionFree(ctx, f, o, s); err != nil {
+	h, imp, err := sessionFree(ctx, f, o, s)
+	if err != nil {
 		return Session{}, "", err
 	}
-	ws := filepath.Join(dir, WorkspaceDir)
-	if s.Base = o.Base; s.Base == "" {
-		if s.Base, err = o.Git.CurrentBranch(ctx, ws); err != nil {
-			return Session{}, "", err
-		}
-	}
-	if s.BaseCommit, err = o.Git.Commit(ctx, ws, s.Base); err != nil {
+	if s.Base, s.BaseCommit, err = sessionBase(ctx, h, imp, o.Base); err != nil {
 		return Session{}, "", err
 	}
 	if s.VM, err = SessionVM(dir, agent, o.Name); err != nil {
@@ -67,15 +63,17 @@ func NewSession(ctx context.Context, f *Folder, o NewSessionOptions) (Session, s
 	if err := assignPorts(dir, f, &s, o.FreePort); err != nil {
 		return Session{}, "", err
 	}
-	if err := makeCheckout(ctx, dir, s, o.Git); err != nil {
+	if err := makeCheckout(ctx, dir, s, h); err != nil {
 		return Session{}, "", err
 	}
-	if err := WriteSession(dir, s); err != nil {
-		_ = RemoveSessionFiles(dir, s)
-		return Session{}, "", err
+	err = WriteSession(dir, s)
+	if err == nil {
+		_, err = WriteSessionConf(dir, s)
 	}
-	if _, err := WriteSessionConf(dir, s); err != nil {
+	if err != nil {
 		_ = RemoveSessionFiles(dir, s)
+		_, base := sessionRefs(s.Name)
+		_ = h.DeleteRefs(ctx, s.HostRef(), base)
 		return Session{}, "", err
 	}
 	return s, note, nil
@@ -102,25 +100,69 @@ func sessionAgent(dir, agent string) (string, error) {
 }
 
 // sessionFree refuses a name that a session, its folder or its branch
-// already has.
-func sessionFree(ctx context.Context, f *Folder, o NewSessionOptions, s Session) error {
+// already has; it brings workspace/'s commits into the host repository,
+// which it returns.
+func sessionFree(ctx context.Context, f *Folder, o NewSessionOptions, s Session) (*runner.HostRepo, *runner.Imported, error) {
 	r, err := folderfs.Open(f.Dir)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	_, err = r.Lstat(s.Paths.Dir)
 	r.Close()
 	if err == nil {
-		return fmt.Errorf("session %s exists already (%s): asb session rm %s ends it", s.Name, s.Paths.Dir, s.Name)
+		return nil, nil, fmt.Errorf("session %s exists already (%s): asb session rm %s ends it", s.Name, s.Paths.Dir, s.Name)
 	}
 	ws := filepath.Join(f.Dir, WorkspaceDir)
 	if !runner.IsRepoRoot(ws) {
-		return fmt.Errorf("%s is not a git repository: a session is a branch of it (git init and commit there first)", ws)
+		return nil, nil, notARepo(f.Dir, ws)
 	}
-	if o.Git.HasBranch(ctx, ws, s.Branch) {
-		return fmt.Errorf("workspace/ has a branch %s already: merge or delete it (git branch -d %s), or name the session otherwise", s.Branch, s.Branch)
+	h, imp, err := importWorkspace(ctx, o.Git, f.Dir)
+	if err != nil {
+		return nil, nil, err
 	}
-	return nil
+	if _, ok := h.Commit(ctx, s.HostRef()); ok {
+		return nil, nil, fmt.Errorf("the host repository %s has a branch %s already (a session of that name ended with its branch kept?): name the session otherwise, or delete it (git --git-dir=%s branch -D %s)", runner.HostRepoDir, s.Name, runner.HostRepoDir, s.Name)
+	}
+	return h, imp, nil
+}
+
+// sessionBase resolves the base of a new session in the host repository
+// (workspace/'s commits imported): base as given (a branch, tag or commit
+// of workspace/), or workspace/'s current branch, or its detached HEAD.
+func sessionBase(ctx context.Context, h *runner.HostRepo, imp *runner.Imported, base string) (name, commit string, err error) {
+	if base == "" {
+		return currentBase(ctx, h, imp)
+	}
+	for _, ref := range []string{runner.WorkspaceBranches + base, runner.WorkspaceTags + base} {
+		if !runner.ValidRefName(ref) {
+			continue
+		}
+		if c, ok := h.Commit(ctx, ref); ok {
+			return base, c, nil
+		}
+	}
+	if commitIDRe.MatchString(base) {
+		if c, ok := h.Commit(ctx, base); ok {
+			return base, c, nil
+		}
+	}
+	return "", "", fmt.Errorf("%q is not a branch, tag or commit of workspace/: give one it has", base)
+}
+
+// currentBase is workspace/'s current branch and its commit, as imported.
+func currentBase(ctx context.Context, h *runner.HostRepo, imp *runner.Imported) (name, commit string, err error) {
+	if imp.HeadErr != nil {
+		return "", "", fmt.Errorf("workspace/.git's HEAD cannot be read (%v): give the base, asb session new NAME --base BRANCH", imp.HeadErr)
+	}
+	head := imp.Head
+	if head.Ref == "" {
+		if c, ok := h.Commit(ctx, runner.WorkspaceHeadRef); ok {
+			return "HEAD", c, nil
+		}
+	} else if c, ok := h.Commit(ctx, runner.WorkspaceBranches+head.Branch()); ok {
+		return head.Branch(), c, nil
+	}
+	return "", "", fmt.Errorf("workspace/ has no commit yet: commit something first (a session branches from it)")
 }
 
 // sessionFits asks o.Capacity whether the machine can hold the VM that
@@ -175,8 +217,10 @@ func assignPorts(dir string, f *Folder, s *Session, free func(string, string, ma
 }
 
 // makeCheckout makes the session's folder through the folder's confined
-// root (no link leads it out), then clones the workspace into it.
-func makeCheckout(ctx context.Context, dir string, s Session, git runner.Git) error {
+// root (no link leads it out), the session's branch in the host
+// repository at its base, and the checkout from there: never from
+// workspace/.git, whose links or alternates could name another repository.
+func makeCheckout(ctx context.Context, dir string, s Session, h *runner.HostRepo) error {
 	r, err := folderfs.Open(dir)
 	if err != nil {
 		return err
@@ -186,10 +230,41 @@ func makeCheckout(ctx context.Context, dir string, s Session, git runner.Git) er
 	if err != nil {
 		return folderfs.Explain(s.Paths.Dir, err)
 	}
-	src := filepath.Join(dir, WorkspaceDir)
-	if err := git.SessionClone(ctx, src, filepath.Join(dir, filepath.FromSlash(s.Paths.Workspace)), s.Branch, s.BaseCommit); err != nil {
+	_, base := sessionRefs(s.Name)
+	err = h.CreateRef(ctx, s.HostRef(), s.BaseCommit)
+	if err == nil {
+		_ = h.DeleteRefs(ctx, base)
+		err = h.CreateRef(ctx, base, s.BaseCommit)
+	}
+	if err == nil {
+		err = h.MakeCheckout(ctx, s.HostRef(), filepath.Join(dir, filepath.FromSlash(s.Paths.Workspace)), s.Branch)
+	}
+	if err != nil {
 		_ = RemoveSessionFiles(dir, s)
+		_ = h.DeleteRefs(ctx, s.HostRef(), base)
 		return err
 	}
 	return nil
+}
+
+// notARepo says why workspace/ cannot be branched, and what to do: a local
+// workspace (asb.yaml: local, not shared) says where the project is.
+func notARepo(dir, ws string) error {
+	rec, _ := schema.ReadRecord(dir)
+	empty := true
+	if r, err := folderfs.Open(dir); err == nil {
+		if entries, err := fs.ReadDir(r.FS(), WorkspaceDir); err == nil && len(entries) > 0 {
+			empty = false
+		}
+		r.Close()
+	}
+	switch {
+	case rec != nil && rec.Workspace.Local != "" && empty:
+		return fmt.Errorf("workspace/ is empty: the project is %s; a session is a branch of it: clone the project yourself into workspace/ (git clone URL workspace), or ask its author to give it a remote (%s)",
+			rec.Workspace.LocalNote(), schema.LocalShareFix(rec.Agent))
+	case rec != nil && rec.Workspace.Local == schema.LocalFolder:
+		return fmt.Errorf("%s is not a git repository (%s): a session is a branch of it; make it one first: git -C workspace init && git -C workspace add -A && git -C workspace commit -m start",
+			ws, rec.Workspace.LocalNote())
+	}
+	return fmt.Errorf("%s is not a git repository: a session is a branch of it (git init and commit there first)", ws)
 }

@@ -3,11 +3,13 @@ package outer
 import (
 	"context"
 	"fmt"
-	"os"
+	"io"
 	"path/filepath"
 	"time"
 
+	"github.com/agents-sandbox/asb/internal/folderfs"
 	"github.com/agents-sandbox/asb/runner"
+	"github.com/agents-sandbox/asb/schema"
 )
 
 // SessionState is a session as asb session ls shows it.
@@ -29,49 +31,100 @@ type SessionTools struct {
 	MSB runner.MSB
 }
 
-// baseRef is what a session is compared with: its base branch as it is
-// now, or the commit it left when it was branched from a detached HEAD.
-func (s Session) baseRef() string {
-	if s.Base == "HEAD" {
-		return s.BaseCommit
+// SessionStates brings workspace/'s and each session's commits into the
+// folder dir's host repository and reads each session's state there. A
+// repository that cannot be read is the Problem of the sessions it
+// concerns.
+func SessionStates(ctx context.Context, dir string, sessions []Session, t SessionTools) []SessionState {
+	h, _, werr := importWorkspace(ctx, t.Git, dir)
+	out := make([]SessionState, 0, len(sessions))
+	for _, s := range sessions {
+		st := SessionState{Session: s, VMStatus: "none"}
+		if vs, err := t.MSB.Status(ctx, s.VM); err != nil {
+			st.VMStatus = "unknown"
+		} else if vs != "" {
+			st.VMStatus = vs
+		}
+		st.LastActivity = checkoutActivity(dir, s)
+		if h == nil {
+			st.Problem = werr.Error()
+		} else if err := sessionState(ctx, h, &st); err != nil {
+			st.Problem = err.Error()
+		} else if werr != nil {
+			st.Problem = "compared with the base as last seen: " + werr.Error()
+		}
+		out = append(out, st)
 	}
-	return s.Base
+	return out
 }
 
-// StateOf brings session s's branch into workspace/ and reads its state.
-func StateOf(ctx context.Context, dir string, s Session, t SessionTools) SessionState {
-	st := SessionState{Session: s, VMStatus: "none"}
-	if vs, err := t.MSB.Status(ctx, s.VM); err != nil {
-		st.VMStatus = "unknown"
-	} else if vs != "" {
-		st.VMStatus = vs
+// sessionState imports s's checkout into h and reads its branch there.
+func sessionState(ctx context.Context, h *runner.HostRepo, st *SessionState) error {
+	if _, err := h.Import(ctx, SessionSource(st.Session)); err != nil {
+		return err
 	}
-	ws := filepath.Join(dir, WorkspaceDir)
-	if fi, err := os.Stat(filepath.Join(dir, filepath.FromSlash(s.Paths.Workspace), ".git", "index")); err == nil {
-		st.LastActivity = fi.ModTime().UTC().Truncate(time.Second)
-	}
-	if err := t.Git.SyncSessionBranch(ctx, ws, filepath.Join(dir, filepath.FromSlash(s.Paths.Workspace)), s.Branch); err != nil {
-		st.Problem = err.Error()
-		return st
-	}
-	if when, err := t.Git.LastCommit(ctx, ws, "refs/heads/"+s.Branch); err == nil && when.After(st.LastActivity) {
+	if when, err := h.LastCommit(ctx, st.HostRef()); err == nil && when.After(st.LastActivity) {
 		st.LastActivity = when.UTC()
 	}
 	var err error
-	if st.Ahead, st.Behind, err = t.Git.AheadBehind(ctx, ws, s.baseRef(), "refs/heads/"+s.Branch); err != nil {
-		st.Problem = fmt.Sprintf("compare with %s: %v", s.Base, err)
+	if st.Ahead, st.Behind, err = h.AheadBehind(ctx, st.baseRev(ctx, h), st.HostRef()); err != nil {
+		return fmt.Errorf("compare with %s: %w", st.Base, err)
 	}
-	return st
+	return nil
 }
 
-// DiffSession writes what session s's branch changed since it left its
-// base, as workspace/ sees it (after bringing the branch there).
-func DiffSession(ctx context.Context, dir string, s Session, t SessionTools, stat bool, w interface{ Write([]byte) (int, error) }) error {
-	ws := filepath.Join(dir, WorkspaceDir)
-	if err := t.Git.SyncSessionBranch(ctx, ws, filepath.Join(dir, filepath.FromSlash(s.Paths.Workspace)), s.Branch); err != nil {
-		return err
+// checkoutActivity is when git last wrote session s's index, read as the
+// file's time (no git runs in the checkout).
+func checkoutActivity(dir string, s Session) time.Time {
+	r, err := folderfs.Open(dir)
+	if err != nil {
+		return time.Time{}
 	}
-	return t.Git.DiffTo(ctx, ws, s.baseRef(), "refs/heads/"+s.Branch, stat, w)
+	defer r.Close()
+	if fi, err := r.Lstat(s.Paths.Workspace + "/.git/index"); err == nil && fi.Mode().IsRegular() {
+		return fi.ModTime().UTC().Truncate(time.Second)
+	}
+	return time.Time{}
+}
+
+// SessionDiff is what session s's branch changed since it left its base,
+// as the host repository has it once both are imported.
+type SessionDiff struct {
+	Host *runner.HostRepo
+	Base string // the base's revision in the host repository
+	Tip  string // the session's branch there
+}
+
+// DiffSession brings workspace/'s and session s's commits into the host
+// repository and returns what to compare there.
+func DiffSession(ctx context.Context, dir string, s Session, t SessionTools) (*SessionDiff, error) {
+	h, _, err := importWorkspace(ctx, t.Git, dir)
+	if h == nil {
+		return nil, err // the host repository could not be opened
+	}
+	if _, err := h.Import(ctx, SessionSource(s)); err != nil {
+		return nil, err
+	}
+	return &SessionDiff{Host: h, Base: s.baseRev(ctx, h), Tip: s.HostRef()}, nil
+}
+
+// Write writes the diff (or its --stat) to w.
+func (d *SessionDiff) Write(ctx context.Context, stat bool, w io.Writer) error {
+	return d.Host.DiffTo(ctx, d.Base, d.Tip, stat, w)
+}
+
+// Files lists the paths the session's branch changed, and those of them
+// that tools on the host run or obey (table, matched at any depth).
+func (d *SessionDiff) Files(ctx context.Context, branch string, table schema.HostRunTable) (files []string, hostRun []HostRunFile, err error) {
+	if files, err = d.Host.ChangedFiles(ctx, d.Base, d.Tip); err != nil {
+		return nil, nil, err
+	}
+	for _, f := range files {
+		if e, ok := table.Match(f, true); ok {
+			hostRun = append(hostRun, HostRunFile{Branch: branch, Path: f, Why: e.Why})
+		}
+	}
+	return files, hostRun, nil
 }
 
 // UnmergedError is a session whose branch holds commits no other branch
@@ -85,37 +138,30 @@ type UnmergedError struct {
 
 func (e *UnmergedError) Error() string {
 	what := fmt.Sprintf("%s holds %d commit(s) that no other branch has", e.Branch, e.Commits)
+	take := fmt.Sprintf("take them first (in a checkout of your own: git fetch asb && git merge asb/%s; asb fetch says more)", e.Name)
 	switch {
 	case e.Dirty:
 		what = "its checkout has changes that are not committed"
+		take = fmt.Sprintf("commit them in its VM first (asb task vm:shell --session %s) and take the branch", e.Name)
 	case e.Why != "":
 		what = e.Why
 	}
-	return fmt.Sprintf("session %s not removed: %s; merge it first (git -C workspace merge %s) or remove it anyway with asb session rm --force %s",
-		e.Name, what, e.Branch, e.Name)
+	return fmt.Sprintf("session %s not removed: %s; %s, or remove it anyway with asb session rm --force %s", e.Name, what, take, e.Name)
 }
 
 // RemoveSession ends session s: its VM, its home volume, its checkout and
-// record, and its branch in workspace/. Unless force, a branch holding
-// commits no other branch has, or a checkout with uncommitted changes, is
-// refused (UnmergedError) before anything is removed. The caller holds
-// the folder's lock.
+// record, and its refs in the host repository. Unless force, a branch
+// holding commits no other ref of the host repository has, or a checkout
+// with uncommitted changes, is refused (UnmergedError) before anything is
+// removed. The caller holds the folder's lock.
 func RemoveSession(ctx context.Context, dir string, s Session, t SessionTools, force bool) error {
-	ws := filepath.Join(dir, WorkspaceDir)
-	co := filepath.Join(dir, filepath.FromSlash(s.Paths.Workspace))
+	h, err := runner.OpenHostRepo(ctx, t.Git, dir)
+	if err != nil && !force {
+		return err
+	}
 	if !force {
-		if err := t.Git.SyncSessionBranch(ctx, ws, co, s.Branch); err != nil {
-			return &UnmergedError{Name: s.Name, Branch: s.Branch, Why: err.Error()}
-		}
-		if dirty, err := t.Git.Dirty(ctx, co); err != nil || dirty {
-			return &UnmergedError{Name: s.Name, Branch: s.Branch, Dirty: true}
-		}
-		n, err := t.Git.Unmerged(ctx, ws, s.Branch)
-		if err != nil {
-			return fmt.Errorf("count %s's commits: %w", s.Branch, err)
-		}
-		if n > 0 {
-			return &UnmergedError{Name: s.Name, Branch: s.Branch, Commits: n}
+		if err := keepsNothing(ctx, dir, h, s, t); err != nil {
+			return err
 		}
 	}
 	if err := t.MSB.RemoveVM(ctx, s.VM); err != nil {
@@ -129,10 +175,40 @@ func RemoveSession(ctx context.Context, dir string, s Session, t SessionTools, f
 	if err := RemoveSessionFiles(dir, s); err != nil {
 		return err
 	}
-	if t.Git.HasBranch(ctx, ws, s.Branch) {
-		if err := t.Git.DeleteBranch(ctx, ws, s.Branch); err != nil {
-			return fmt.Errorf("delete %s in workspace/: %w", s.Branch, err)
+	if h != nil {
+		head, base := sessionRefs(s.Name)
+		if err := h.Forget(ctx, SessionSource(s), s.HostRef(), head, base); err != nil {
+			return fmt.Errorf("delete %s in %s: %w", s.Name, runner.HostRepoDir, err)
 		}
+	}
+	return nil
+}
+
+// keepsNothing refuses to remove s while its checkout has work that is
+// not committed, or its branch commits that no other ref holds.
+func keepsNothing(ctx context.Context, dir string, h *runner.HostRepo, s Session, t SessionTools) error {
+	// workspace/'s branches as they are now hold what was merged there (a
+	// repository that cannot be read holds nothing: the count errs on the
+	// side of keeping the session).
+	_, _, _ = importWorkspace(ctx, t.Git, dir)
+	imp, err := h.Import(ctx, SessionSource(s))
+	if err != nil {
+		return &UnmergedError{Name: s.Name, Branch: s.Branch, Why: err.Error()}
+	}
+	if imp.HeadErr != nil {
+		return &UnmergedError{Name: s.Name, Branch: s.Branch, Why: "its checkout's HEAD cannot be read (" + imp.HeadErr.Error() + ")"}
+	}
+	head, base := sessionRefs(s.Name)
+	co := filepath.Join(dir, filepath.FromSlash(s.Paths.Workspace))
+	if dirty, err := h.Dirty(ctx, co, head); err != nil || len(dirty) > 0 {
+		return &UnmergedError{Name: s.Name, Branch: s.Branch, Dirty: true}
+	}
+	n, err := h.Unmerged(ctx, s.HostRef(), head, base)
+	if err != nil {
+		return fmt.Errorf("count %s's commits: %w", s.Branch, err)
+	}
+	if n > 0 {
+		return &UnmergedError{Name: s.Name, Branch: s.Branch, Commits: n}
 	}
 	return nil
 }

@@ -205,12 +205,14 @@ func (b *Boundary) PrintSettings(w io.Writer) {
 		note := ""
 		switch {
 		case s.Verdict == schema.Refused.String():
-			note = "  " + red(w, "REFUSED: "+s.Why+" (asb validate stops vm:create)")
+			note = "REFUSED: " + s.Why + " (asb validate stops vm:create)"
 		case s.Verdict == schema.Widening.String() && s.Consent:
-			note = "  " + red(w, "WIDENS THE BOUNDARY (allowed by its consent comment): "+s.Why)
+			note = "WIDENS THE BOUNDARY (allowed by its consent comment): " + s.Why
 		case s.Verdict == schema.Widening.String():
-			note = "  " + red(w, "WIDENS THE BOUNDARY, no consent comment: "+s.Why+" (asb validate stops vm:create)")
+			note = "WIDENS THE BOUNDARY, no consent comment: " + s.Why + " (asb validate stops vm:create)"
 		}
-		fmt.Fprintf(w, "  %s: %s%s\n", s.Field, s.Value, note)
+		fmt.Fprintf(w, "  %s: %s", s.Field, s.Value)
+		alarm(w, note)
+		fmt.Fprintln(w)
 	}
 }

@@ -54,6 +54,10 @@ type MountView struct {
 	// volume) or refused (a disk image, a ${…}, a bind of this folder).
 	Verdict string `json:"verdict"`
 	Refused string `json:"refused,omitempty"` // why, when refused
+	// Modes is how a writable bind's file modes reach the host: "mirror"
+	// (the rwx bits the VM sets) or "private" (msb's default: 0600 files,
+	// 0700 folders, whatever the VM set).
+	Modes string `json:"modes,omitempty"`
 }
 
 // HomeView is the persistent home volume.
@@ -110,6 +114,10 @@ type SecretView struct {
 	// From says where. The value itself is never read into the summary.
 	Set  bool   `json:"set"`
 	From string `json:"from,omitempty"`
+	// CommandMissing says why the command of a secret From a command
+	// cannot run on this host (its program is not found), judged without
+	// running it.
+	CommandMissing string `json:"command_missing,omitempty"`
 	// Refused: the binding has errors (asb validate says which); it
 	// stops vm:create.
 	Refused bool `json:"refused,omitempty"`
@@ -262,11 +270,16 @@ func (f *Folder) home() *HomeView {
 // taskVars reads the vars of Taskfile.yml, and under "_cmd" the commands of
 // its vm:create task.
 func (f *Folder) taskVars() map[string]string {
-	out := map[string]string{}
 	raw, err := schema.ReadFile(filepath.Join(f.Dir, "Taskfile.yml"))
 	if err != nil {
-		return out
+		return map[string]string{}
 	}
+	return taskVarsOf(raw)
+}
+
+// taskVarsOf is taskVars of the Taskfile raw.
+func taskVarsOf(raw []byte) map[string]string {
+	out := map[string]string{}
 	var tf struct {
 		Vars  map[string]any `yaml:"vars"`
 		Tasks map[string]struct {
@@ -305,7 +318,7 @@ func (f *Folder) secrets(problems *[]string) []SecretView {
 			*problems = append(*problems, p.String())
 		}
 	}
-	set, from := f.EnvFileNames(), f.fromCommands()
+	set, from := f.EnvFileNames(), runner.SecretCommandsMissing(f.Dir, f.Getenv)
 	for _, name := range secretOrder(data, secs) {
 		sec, ok := secs[name]
 		if !ok {
@@ -322,9 +335,10 @@ func (f *Folder) secrets(problems *[]string) []SecretView {
 		if ref, ok := schema.EnvRef(sec.Value); ok {
 			env = ref
 		}
+		missing, fromCmd := from[name]
 		switch {
-		case from[name]:
-			v.Set, v.From = true, FromCommand
+		case fromCmd:
+			v.Set, v.From, v.CommandMissing = true, FromCommand, missing
 		case f.Getenv(env) != "":
 			v.Set, v.From = true, "environment"
 		case set[env]:

@@ -17,6 +17,12 @@ func (f *Folder) mountView(m schema.Mount) MountView {
 	switch m.Kind {
 	case "bind":
 		mv.Source = m.Bind
+		if !m.Readonly {
+			mv.Modes = "private"
+			if m.HostPermissions == "mirror" {
+				mv.Modes = "mirror"
+			}
+		}
 		written := f.HostPath(m.Bind)
 		mv.UnderHome = f.underHome(written)
 		real, dir := schema.ResolvePath(filepath.Clean(written)), schema.ResolvePath(f.Dir)

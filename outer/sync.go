@@ -69,7 +69,7 @@ func Hydrate(ctx context.Context, dir string, git runner.Git, opts Options) (*Sy
 		return nil, err
 	}
 	r := &SyncReport{Record: rec}
-	if r.Workspace, err = hydrateWorkspace(ctx, dir, git, rec.Workspace); err != nil {
+	if r.Workspace, err = hydrateWorkspace(ctx, dir, git, rec); err != nil {
 		return nil, err
 	}
 	f, err := Open(dir, opts)
@@ -95,7 +95,8 @@ func Hydrate(ctx context.Context, dir string, git runner.Git, opts Options) (*Sy
 // beside it first, so that a failed clone leaves nothing. Every step in the
 // folder goes through its confined root: a committed workspace link is
 // refused, never cloned into.
-func hydrateWorkspace(ctx context.Context, dir string, git runner.Git, o schema.WorkspaceOrigin) (string, error) {
+func hydrateWorkspace(ctx context.Context, dir string, git runner.Git, rec *schema.Record) (string, error) {
+	o := rec.Workspace
 	root, err := folderfs.Open(dir)
 	if err != nil {
 		return "", err
@@ -114,7 +115,10 @@ func hydrateWorkspace(ctx context.Context, dir string, git runner.Git, o schema.
 		if err := root.MkdirAll(WorkspaceDir, 0o755); err != nil {
 			return "", fmt.Errorf("workspace/: %w", err)
 		}
-		return "workspace/ is empty: the project was a local folder, not a git repository; put it in workspace/", nil
+		if o.Local != "" {
+			return "workspace/ is empty: the project is " + o.LocalNote() + ". Clone it yourself into workspace/ (git clone URL workspace), or ask its author to give it a remote and record it (" + schema.LocalShareFix(rec.Agent) + ")", nil
+		}
+		return "workspace/ is empty: asb.yaml records no origin (the folder was made with an empty workspace/); put the project in workspace/", nil
 	}
 	// A new folder of the root's own, so git writes under no committed link.
 	tmp, err := os.MkdirTemp(dir, ".workspace.asb-")

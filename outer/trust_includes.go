@@ -26,7 +26,7 @@ const maxIncluded = 64
 // set) includes, and theirs in turn. An include naming a folder adds every
 // YAML file at its top: go-task picks one of them by its own list of
 // names, and the set holds a superset of it.
-func (s *TrustSet) readIncludes(root *folderfs.Root, file string, seen map[string]bool) error {
+func (s *TrustSet) readIncludes(root *folderfs.Root, file string, seen map[string]bool, st *stamps) error {
 	if seen[file] {
 		return nil
 	}
@@ -49,12 +49,12 @@ func (s *TrustSet) readIncludes(root *folderfs.Root, file string, seen map[strin
 		if err != nil {
 			return err
 		}
-		files, err := s.readIncluded(root, rel)
+		files, err := s.readIncluded(root, rel, st)
 		if err != nil {
 			return err
 		}
 		for _, f := range files {
-			if err := s.readIncludes(root, f, seen); err != nil {
+			if err := s.readIncludes(root, f, seen, st); err != nil {
 				return err
 			}
 		}
@@ -65,7 +65,8 @@ func (s *TrustSet) readIncludes(root *folderfs.Root, file string, seen map[strin
 // readIncluded adds the included rel (a file, or a folder's YAML files)
 // to the set and returns what it added. A missing one adds nothing: go-task
 // then fails, or skips an optional include, and runs nothing from it.
-func (s *TrustSet) readIncluded(root *folderfs.Root, rel string) ([]string, error) {
+func (s *TrustSet) readIncluded(root *folderfs.Root, rel string, st *stamps) ([]string, error) {
+	st.add(rel) // a missing one that appears later changes the stamps
 	fi, err := root.Lstat(rel)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -74,7 +75,7 @@ func (s *TrustSet) readIncluded(root *folderfs.Root, rel string) ([]string, erro
 		return nil, folderfs.Explain(rel, err)
 	}
 	if !fi.IsDir() {
-		return []string{rel}, s.readFile(root, rel, fs.FileInfoToDirEntry(fi))
+		return []string{rel}, s.readFile(root, rel, fs.FileInfoToDirEntry(fi), st)
 	}
 	entries, err := fs.ReadDir(root.FS(), rel)
 	if err != nil {
@@ -86,7 +87,7 @@ func (s *TrustSet) readIncluded(root *folderfs.Root, rel string) ([]string, erro
 			continue
 		}
 		p := path.Join(rel, e.Name())
-		if err := s.readFile(root, p, e); err != nil {
+		if err := s.readFile(root, p, e, st); err != nil {
 			return nil, err
 		}
 		out = append(out, p)

@@ -74,7 +74,7 @@ func TestTrustWithoutStateFolder(t *testing.T) {
 	if _, err := CheckTrust(dir, nil, none); err == nil || !strings.Contains(err.Error(), "XDG_STATE_HOME") {
 		t.Errorf("CheckTrust without a store: %v", err)
 	}
-	if err := ApproveEdit(dir, &Verdict{Trusted: true}, none); err != nil {
+	if err := ApproveEdit(dir, &Verdict{Trusted: true}, Judge{Getenv: none}); err != nil {
 		t.Errorf("ApproveEdit without a store: %v", err)
 	}
 }

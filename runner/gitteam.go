@@ -1,38 +1,13 @@
 package runner
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-
-	"github.com/agents-sandbox/asb/schema"
 )
-
-// Origin returns where the repository at dir comes from: its origin
-// remote's URL, the branch checked out and the commit. ok is false when dir
-// is not the top of a repository or has no origin remote.
-func (g Git) Origin(ctx context.Context, dir string) (o schema.WorkspaceOrigin, ok bool) {
-	if !IsRepoRoot(dir) {
-		return o, false
-	}
-	url, err := g.output(ctx, dir, "config", "--get", "remote.origin.url")
-	if err != nil || len(bytes.TrimSpace(url)) == 0 {
-		return o, false
-	}
-	o.URL = strings.TrimSpace(string(url))
-	if b, err := g.output(ctx, dir, "symbolic-ref", "--quiet", "--short", "HEAD"); err == nil {
-		o.Branch = strings.TrimSpace(string(b))
-	}
-	if c, err := g.output(ctx, dir, "rev-parse", "--verify", "--quiet", "HEAD"); err == nil {
-		o.Commit = strings.TrimSpace(string(c))
-	}
-	return o, true
-}
 
 // MergeFile merges three versions of a file as `git merge-file` does:
 // ours (the user's), base (what asb wrote), theirs (the new render). It
@@ -50,20 +25,23 @@ func (g Git) MergeFile(ctx context.Context, ours, base, theirs []byte, labels [3
 			return nil, 0, err
 		}
 	}
-	cmd := exec.CommandContext(ctx, g.bin(), schema.GitArgs("merge-file", "-p",
-		"-L", labels[0], "-L", labels[1], "-L", labels[2], paths[0], paths[1], paths[2])...)
-	cmd.Env = append(os.Environ(), schema.GitEnv...)
-	var out, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &stderr
-	err = cmd.Run()
-	var ee *exec.ExitError
+	out, err := g.run(ctx, inTemp(dir), "merge-file", "-p",
+		"-L", labels[0], "-L", labels[1], "-L", labels[2], paths[0], paths[1], paths[2])
+	var te *ToolError
 	switch {
 	case err == nil:
-		return out.Bytes(), 0, nil
-	case errors.As(err, &ee) && ee.ExitCode() > 0 && ee.ExitCode() < 128:
-		return out.Bytes(), ee.ExitCode(), nil // the count of conflicts
+		return out, 0, nil
+	case errors.As(err, &te) && te.Code > 0 && te.Code < 128:
+		return out, te.Code, nil // the count of conflicts
 	}
-	return nil, 0, &ToolError{Cmd: []string{"git", "merge-file"}, Output: stderr.String(), Err: err}
+	return nil, 0, err
+}
+
+// inTemp runs git in the temporary folder dir, which holds no repository:
+// git looks for none above it either (GIT_CEILING_DIRECTORIES), so no
+// repository around the temporary folder lends its config.
+func inTemp(dir string) gitRun {
+	return gitRun{dir: dir, env: []string{"GIT_CEILING_DIRECTORIES=" + filepath.Dir(dir)}}
 }
 
 // Diff is a unified diff of a and b (`git diff --no-index`), labelled with
@@ -81,12 +59,9 @@ func (g Git) Diff(ctx context.Context, path string, a, b []byte) (string, error)
 	if err := os.WriteFile(pb, b, 0o600); err != nil {
 		return "", err
 	}
-	cmd := exec.CommandContext(ctx, g.bin(), schema.GitArgs("diff", "--no-index", "--no-ext-diff", "--no-color", "--src-prefix=", "--dst-prefix=", "--", "a", "b")...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), schema.GitEnv...)
-	out, err := cmd.Output()
-	var ee *exec.ExitError
-	if err != nil && !(errors.As(err, &ee) && ee.ExitCode() == 1) {
+	out, err := g.run(ctx, inTemp(dir), "diff", "--no-index", "--no-ext-diff", "--no-textconv", "--no-color", "--src-prefix=", "--dst-prefix=", "--", "a", "b")
+	var te *ToolError
+	if err != nil && !(errors.As(err, &te) && te.Code == 1) {
 		return "", fmt.Errorf("git diff: %w", err)
 	}
 	// Name the file, not the temp copies.

@@ -18,6 +18,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/agents-sandbox/asb/generator"
+	"github.com/agents-sandbox/asb/internal/folderfs"
 	"github.com/agents-sandbox/asb/schema"
 )
 
@@ -65,6 +66,8 @@ type IdentityOptions struct {
 	Volumes func() ([]string, error)
 	// Say tells the user what was recovered; nil says nothing.
 	Say func(string)
+
+	tracked bool // StatePath is tracked by git (readOrRecover)
 }
 
 // ResolveIdentity computes the identity of the outer folder dir for agent.
@@ -106,15 +109,30 @@ const StateLockPath = ".asb/state.lock"
 
 // readOrRecover reads the recorded state; when no home volume is recorded
 // it finds this clone's (Volumes) or names a new one, and, with Record,
-// records it, under StateLockPath.
+// records it, under StateLockPath. A recorded volume that is not this
+// clone's (a copy of another folder's state, or one a commit carried) is
+// damage: this clone's own is found or made instead. A StatePath that git
+// tracks is never read nor written (folderfs.Local): each run finds this
+// clone's volume in msb.
 func readOrRecover(dir string, id Identity, o IdentityOptions) (State, error) {
 	st, err := ReadState(dir)
 	if err == nil && st.HomeVolume != "" {
-		return st, nil
+		if OwnHomeVolume(id, st.HomeVolume) {
+			return st, nil
+		}
+		if o.Say != nil {
+			o.Say(fmt.Sprintf("asb: %s names the home volume %s, which is not one of this clone's VM %s (a copy of another folder's state?): ignored; this clone uses its own", StatePath, st.HomeVolume, id.VM))
+		}
+		st = State{}
 	}
 	var damaged *DamagedStateError
 	if err != nil && (!errors.As(err, &damaged) || o.Volumes == nil) {
 		return State{}, err
+	}
+	if folderfs.Local(dir, StatePath) != nil {
+		// Tracked by git: neither read nor written; this clone's volume
+		// is found in msb at each run.
+		o.Record, o.tracked = false, true
 	}
 	if o.Record {
 		l, err := AcquireFolderLock(context.Background(), dir, StateLockPath, Holder("recording the home volume", o.Now), nil)
@@ -123,7 +141,7 @@ func readOrRecover(dir string, id Identity, o IdentityOptions) (State, error) {
 		}
 		defer l.Release()
 		// Another run may have recorded it meanwhile.
-		if again, err := ReadState(dir); err == nil && again.HomeVolume != "" {
+		if again, err := ReadState(dir); err == nil && OwnHomeVolume(id, again.HomeVolume) {
 			return again, nil
 		}
 	}
@@ -141,6 +159,14 @@ func readOrRecover(dir string, id Identity, o IdentityOptions) (State, error) {
 // homeTimestamp is how a home volume's name ends: <VM>-20060102-150405.
 var homeTimestamp = regexp.MustCompile(`^-[0-9]{8}-[0-9]{6}$`)
 
+// OwnHomeVolume reports whether vol is a home volume of id's VM: its name,
+// then the time it was made. No other volume is ever mounted as the home,
+// nor reset or pruned as this clone's.
+func OwnHomeVolume(id Identity, vol string) bool {
+	rest, ok := strings.CutPrefix(vol, id.VM)
+	return ok && homeTimestamp.MatchString(rest)
+}
+
 // homeVolume finds this clone's home volume among msb's volumes (the
 // newest, when there are several), or names a new one.
 func homeVolume(id Identity, o IdentityOptions, damaged bool) (string, error) {
@@ -154,7 +180,7 @@ func homeVolume(id Identity, o IdentityOptions, damaged bool) (string, error) {
 	}
 	var mine []string
 	for _, v := range vols {
-		if rest, ok := strings.CutPrefix(v, id.VM); ok && homeTimestamp.MatchString(rest) {
+		if OwnHomeVolume(id, v) {
 			mine = append(mine, v)
 		}
 	}
@@ -163,7 +189,7 @@ func homeVolume(id Identity, o IdentityOptions, damaged bool) (string, error) {
 	}
 	sort.Strings(mine)
 	found := mine[len(mine)-1]
-	if o.Say != nil {
+	if o.Say != nil && !o.tracked {
 		how := "missing"
 		if damaged {
 			how = "damaged"
@@ -186,9 +212,13 @@ func (e *DamagedStateError) Error() string {
 
 func (e *DamagedStateError) Unwrap() error { return e.Err }
 
-// ReadState reads .asb/state.yaml; a missing file is an empty state.
+// ReadState reads .asb/state.yaml; a missing file is an empty state, and
+// so is one the outer folder's git tracks (folderfs.Local).
 func ReadState(dir string) (State, error) {
 	var st State
+	if folderfs.Local(dir, StatePath) != nil {
+		return st, nil
+	}
 	raw, err := schema.ReadFile(filepath.Join(dir, StatePath))
 	if errors.Is(err, fs.ErrNotExist) {
 		return st, nil

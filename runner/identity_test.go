@@ -142,3 +142,34 @@ func TestLostStateKeepsTheHome(t *testing.T) {
 		t.Errorf("no volume to find: %q, %v, said %q", got.HomeVolume, err, said)
 	}
 }
+
+// TestForeignHomeVolumeIsIgnored: a state file naming a volume that is not
+// one of this clone's VM (a copy of another folder's .asb/, say) is never
+// mounted: this clone's own is found in msb, or a new one named, and the
+// user is told.
+func TestForeignHomeVolumeIsIgnored(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "proj")
+	if err := os.MkdirAll(filepath.Join(dir, ".asb"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, StatePath), []byte("home_volume: other-12345678-opencode-20261201-000000\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 12, 3, 9, 0, 0, 0, time.UTC)
+	var said []string
+	id, err := ResolveIdentity(dir, "opencode", IdentityOptions{Now: now, Record: true,
+		Volumes: func() ([]string, error) { return []string{"other-12345678-opencode-20261201-000000"}, nil },
+		Say:     func(s string) { said = append(said, s) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id.HomeVolume != id.VM+"-20261203-090000" {
+		t.Errorf("home volume %q, want this clone's own %s-20261203-090000", id.HomeVolume, id.VM)
+	}
+	if len(said) != 1 || !strings.Contains(said[0], "names the home volume other-12345678-opencode-20261201-000000, which is not one of this clone's VM") {
+		t.Errorf("said %q", said)
+	}
+	if st, err := ReadState(dir); err != nil || st.HomeVolume != id.HomeVolume {
+		t.Errorf("this clone's own not recorded: %+v %v", st, err)
+	}
+}

@@ -19,6 +19,7 @@ import (
 	"github.com/joho/godotenv"
 
 	"github.com/agents-sandbox/asb/generator"
+	"github.com/agents-sandbox/asb/internal/folderfs"
 	"github.com/agents-sandbox/asb/schema"
 )
 
@@ -120,7 +121,15 @@ func SecretsFingerprint(dir string, values map[string]string) (string, error) {
 	return hex.EncodeToString(mac.Sum(nil)), nil
 }
 
+// errTrackedState: a file of the secrets' stamps is tracked by the outer
+// folder's git (folderfs.Local); asb neither reads nor writes it, and so
+// keeps no stamps in this clone.
+var errTrackedState = errors.New("tracked by git")
+
 func secretsKey(dir string) ([]byte, error) {
+	if folderfs.Local(dir, secretsKeyPath) != nil {
+		return nil, errTrackedState
+	}
 	p := filepath.Join(dir, secretsKeyPath)
 	if key, err := os.ReadFile(p); err == nil && len(key) == 32 {
 		return key, nil
@@ -158,6 +167,9 @@ func StampSecrets(dir, vm string, getenv func(string) string) error {
 	if err != nil {
 		return err
 	}
+	if folderfs.Local(dir, rel) != nil || folderfs.Local(dir, secretsKeyPath) != nil {
+		return nil // tracked by git: no stamp is kept in this clone
+	}
 	vals, err := stampValues(dir, getenv)
 	if err != nil {
 		return err
@@ -179,11 +191,11 @@ func SecretsChanged(dir, vm string, getenv func(string) string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	stamp, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(rel)))
+	stamp, err := readState(dir, rel)
 	if errors.Is(err, fs.ErrNotExist) {
-		stamp, err = os.ReadFile(filepath.Join(dir, legacyStampPath))
+		stamp, err = readState(dir, legacyStampPath)
 	}
-	if err != nil {
+	if err != nil || folderfs.Local(dir, secretsKeyPath) != nil {
 		return false, nil //nolint:nilerr // no stamp: no start to compare with
 	}
 	vals, err := stampValues(dir, getenv)
@@ -225,4 +237,13 @@ func (m MSB) Sessions(vm string) int {
 		}
 	}
 	return n
+}
+
+// readState reads rel of .asb/ unless the outer folder's git tracks it
+// (then it is missing: folderfs.Local).
+func readState(dir, rel string) ([]byte, error) {
+	if err := folderfs.Local(dir, rel); err != nil {
+		return nil, err
+	}
+	return os.ReadFile(filepath.Join(dir, filepath.FromSlash(rel)))
 }

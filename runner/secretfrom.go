@@ -190,7 +190,8 @@ func FromCommands(ctx context.Context, dir string, getenv func(string) string, e
 }
 
 // SecretCommandNames are the secrets of dir that have a recorded command
-// (never the commands themselves, for what only needs to know).
+// (never the commands themselves, for what only needs to know: the
+// rotation rule leaves them out).
 func SecretCommandNames(dir string, getenv func(string) string) map[string]bool {
 	out := map[string]bool{}
 	store, err := SecretCommandStore(getenv)

@@ -119,6 +119,9 @@ func warmRel(key WarmKey) string {
 // LoadWarm returns the record of key, nil when there is none (or it is of
 // another version or key).
 func LoadWarm(key WarmKey) *WarmRecord {
+	if folderfs.Local(key.Dir, warmRel(key)) != nil {
+		return nil // one a clone carried (folderfs.Local): never replayed
+	}
 	raw, err := schema.ReadFile(WarmPath(key))
 	if err != nil {
 		return nil

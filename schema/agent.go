@@ -47,6 +47,10 @@ type Agent struct {
 	// Serve is how the agent runs as a server that clients attach to
 	// (asb serve, asb attach); nil when the agent has none.
 	Serve *AgentServe `yaml:"serve"`
+	// HostRun are the project files this agent, run on the host, runs or
+	// obeys (hooks, MCP servers, instructions): the preset's part of the
+	// table asb reviews after the VM wrote the project (HostRunTable).
+	HostRun []HostRun `yaml:"host_run" validate:"dive"`
 }
 
 // AgentServe is an agent's server mode: the argv that runs it in the VM

@@ -36,11 +36,20 @@ type CheckOptions struct {
 	// FromCommand reports whether the secret name gets its value from a
 	// command recorded on this host (asb secret add --from); nil: none.
 	FromCommand func(name string) bool
+	// CommandMissing says why the command of a secret FromCommand names
+	// cannot run on this host ("program \"gh\" is not found on PATH"), or
+	// "": judged without running it. nil: every command is found.
+	CommandMissing func(name string) string
 	// Context bounds the git commands CheckDir runs; nil means Background.
 	Context context.Context
 	// Agents are the agent presets whose config folders and targets the
 	// mount checks know; nil means asb's own (DefaultAgents).
 	Agents []Agent
+	// MSBVersion is the msb installed here ("0.7.2"; "" unknown): a key
+	// only a newer msb reads is refused with both releases named.
+	MSBVersion string
+	// Policy is the policy in force (LoadPolicy); nil: none.
+	Policy *Policy
 }
 
 // CheckDir checks the whole outer folder dir: the syntax and types of
@@ -135,6 +144,7 @@ func (c *checker) run() {
 			Fix: "run asb validate in the outer folder, or asb init --agent AGENT to create one"})
 	default:
 		c.sbL = newLoader(SandboxFile)
+		c.sbL.msb = c.opts.MSBVersion
 		c.sb, c.sbRoot = c.sbL.sandbox(data)
 		c.probs = append(c.probs, c.sbL.probs...)
 	}
@@ -142,6 +152,7 @@ func (c *checker) run() {
 		c.add(Problem{File: SecretsFile, Severity: SeverityError, Msg: "cannot read the file: " + errText(err), Fix: "make it readable"})
 	} else if ok {
 		c.secL = newLoader(SecretsFile)
+		c.secL.msb = c.opts.MSBVersion
 		c.sec, c.secRoot = c.secL.secrets(data)
 		c.probs = append(c.probs, c.secL.probs...)
 	}
@@ -157,6 +168,7 @@ func (c *checker) run() {
 		c.checkSecrets()
 	}
 	c.checkTaskfile()
+	c.checkPolicy()
 }
 
 func errText(err error) string {

@@ -11,6 +11,8 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+
+	"github.com/agents-sandbox/asb/internal/hostgit"
 )
 
 func (c *checker) checkSecretsEnv() {
@@ -92,9 +94,9 @@ func (c *checker) parseEnv(data []byte) {
 }
 
 func (c *checker) git(args ...string) (int, error) {
-	cmd := exec.CommandContext(c.ctx, "git", GitArgs(append([]string{"-C", c.dir}, args...)...)...)
-	cmd.Env = append(os.Environ(), GitEnv...)
-	err := cmd.Run()
+	// The outer folder's own repository (never one the VM writes), with
+	// the one environment and options of every git asb runs.
+	err := hostgit.Command(c.ctx, "", c.dir, hostgit.AsbOnly, args...).Run()
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
 		return ee.ExitCode(), nil

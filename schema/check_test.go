@@ -60,7 +60,7 @@ func TestGeneratedFolderValidates(t *testing.T) {
 	}{
 		{"default", generator.DefaultOptions("opencode", "plain"), []string{"OPENCODE_API_KEY"}, nil},
 		{"secrets and ports", withSecrets, []string{"OPENCODE_API_KEY", "GITHUB_TOKEN"}, nil},
-		{"public", public, []string{"OPENCODE_API_KEY"}, []string{"sandbox.yaml:28:10: warning: network is public"}},
+		{"public", public, []string{"OPENCODE_API_KEY"}, []string{"sandbox.yaml:30:10: warning: network is public"}},
 		// Nothing exported, nothing in secrets.env: the one warning a fresh
 		// folder has, pointing at the value line of secrets.yaml.
 		{"default, key unset", generator.DefaultOptions("opencode", "unset"), nil,

@@ -90,7 +90,7 @@ func row(key, form string, v Verdict, consent, why string, match func(*yaml.Node
 
 // KeyTable is every key msb 0.7.x reads in sandbox.yaml and secrets.yaml,
 // each key (and form) with its verdict. The first row whose key and form
-// match decides. README.md's security section shows the same table (a test
+// match decides. docs/security.md shows the same table (a test
 // keeps them together).
 var KeyTable = []KeyRule{
 	row("image", "object", Refused, "", "its disk, bind and snapshot forms boot a file or folder of the host as the root filesystem, which no mount rule judges", isMap),

@@ -94,9 +94,9 @@ func (l *loader) mountKey(m *Mount, key string, v *yaml.Node, f string) bool {
 	case "format":
 		m.Format, ok = l.oneOf(v, f, "raw", "qcow2", "vmdk")
 	case "stat_virtualization":
-		m.StatVirtualization, ok = l.oneOf(v, f, "strict", "relaxed", "off")
+		m.StatVirtualization, ok = l.oneOf(v, f, StatVirtValues...)
 	case "host_permissions":
-		m.HostPermissions, ok = l.oneOf(v, f, "private", "mirror")
+		m.HostPermissions, ok = l.oneOf(v, f, HostPermsValues...)
 	case "fstype":
 		if m.Fstype, ok = l.str(v, f); ok && (m.Fstype == "" || strings.ContainsAny(m.Fstype, ",;:=")) {
 			l.errf(v, f, "use a filesystem name such as ext4", "%s must be non-empty and free of , ; : =", f)
@@ -119,6 +119,8 @@ func (l *loader) mountShape(n *yaml.Node, field string, m Mount, kinds []string)
 		l.errf(l.at[field+".create"], field+".create", "remove create, or use named: VOLUME", "%s.create is only valid for a named mount", field)
 	case (m.StatVirtualization != "" || m.HostPermissions != "") && kinds[0] != "bind" && kinds[0] != "named":
 		l.errf(n, field, "remove them, or use bind: or named:", "%s: stat_virtualization and host_permissions are only valid for a bind or named mount", field)
+	case virtiofsConflict(m) != "":
+		l.errf(n, field, "remove stat_virtualization: off (host_permissions: mirror keeps the VM's modes on the host)", "%s: %s", field, virtiofsConflict(m))
 	case (m.Format != "" || m.Fstype != "") && kinds[0] != "disk":
 		l.errf(n, field, "remove format and fstype, or use disk: ./IMAGE", "%s: format and fstype are only valid for a disk mount", field)
 	default:
@@ -146,7 +148,7 @@ func (l *loader) shortMount(n *yaml.Node, field string) (Mount, bool) {
 	}
 	if len(parts) == 3 {
 		if why := shortOptions(&m, parts[2]); why != "" {
-			l.errf(n, field, "use the options "+strings.Join(shortMountFlags, ", ")+", uid=N,gid=N or quota=SIZE, each once, separated by commas",
+			l.errf(n, field, "use the options "+strings.Join(shortMountFlags, ", ")+", uid=N,gid=N, quota=SIZE, stat-virt=strict|relaxed|off or host-perms=private|mirror, each once, separated by commas",
 				"mount %q: %s", n.Value, why)
 			return m, false
 		}

@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -43,10 +44,28 @@ func guestDotDot(p string) bool {
 	return false
 }
 
+// The values msb 0.7.2 reads for a bind's (or a folder volume's) two
+// passthrough policies, in both forms: stat_virtualization: / stat-virt=
+// and host_permissions: / host-perms=.
+var (
+	StatVirtValues  = []string{"strict", "relaxed", "off"}
+	HostPermsValues = []string{"private", "mirror"}
+)
+
+// virtiofsConflict is msb's one refusal of the two policies together: off
+// has no overlay, so chmod already reaches the host inode and mirror would
+// do nothing. It returns the reason, or "".
+func virtiofsConflict(m Mount) string {
+	if m.StatVirtualization == "off" && m.HostPermissions == "mirror" {
+		return "stat_virtualization off cannot be combined with host_permissions mirror (off has no overlay: the VM's chmod already reaches the host file, so msb refuses mirror beside it)"
+	}
+	return ""
+}
+
 // shortOptions reads the options of a short mount ("ro,noexec", "uid=1000,
-// gid=1000", "quota=1G") as msb does: each flag once, ro and rw together
-// once, uid with gid. It returns the reason msb would refuse them, "" when
-// it reads them.
+// gid=1000", "quota=1G", "host-perms=mirror") as msb does: each flag once,
+// ro and rw together once, uid with gid. It returns the reason msb would
+// refuse them, "" when it reads them.
 func shortOptions(m *Mount, opts string) string {
 	seen := map[string]bool{}
 	for opt := range strings.SplitSeq(opts, ",") {
@@ -79,6 +98,16 @@ func shortOptions(m *Mount, opts string) string {
 			if err := ParseMsbSize(val); err != nil {
 				return "option quota: " + err.Error()
 			}
+		case kv && key == "stat-virt":
+			if !slices.Contains(StatVirtValues, val) {
+				return "option stat-virt=" + strconv.Quote(val) + " is not one of " + strings.Join(StatVirtValues, ", ")
+			}
+			m.StatVirtualization = val
+		case kv && key == "host-perms":
+			if !slices.Contains(HostPermsValues, val) {
+				return "option host-perms=" + strconv.Quote(val) + " is not one of " + strings.Join(HostPermsValues, ", ")
+			}
+			m.HostPermissions = val
 		default:
 			return "option " + strconv.Quote(opt) + " is not valid here"
 		}
@@ -86,5 +115,5 @@ func shortOptions(m *Mount, opts string) string {
 	if seen["uid"] != seen["gid"] {
 		return "options uid and gid must be given together"
 	}
-	return ""
+	return virtiofsConflict(*m)
 }

@@ -45,6 +45,9 @@ type loader struct {
 	// mountIndex[i] is the index in the file's mounts list of Sandbox.Mounts[i]
 	// (entries with problems are left out of Sandbox.Mounts).
 	mountIndex []int
+	// msb is the version of the msb installed here ("" unknown), which the
+	// message for a key a newer msb reads names.
+	msb string
 }
 
 func newLoader(file string) *loader {

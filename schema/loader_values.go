@@ -183,6 +183,9 @@ func (l *loader) mapping(n *yaml.Node, field string, keys []string, fn func(key 
 			continue
 		}
 		seen[name] = k
+		if keys != nil && !slices.Contains(keys, name) && l.versionedKey(k, path) {
+			continue
+		}
 		if keys != nil && !slices.Contains(keys, name) {
 			fix := "remove it; accepted keys: " + strings.Join(keys, ", ")
 			if s := closest(name, keys); s != "" {

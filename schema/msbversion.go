@@ -9,31 +9,39 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// Keys some msb releases accept and others reject: the one place asb keeps
-// them (host/msbversion.go says which release has which feature). The
-// committed folder never holds one of them, because a teammate's older msb
-// would reject it; `asb msb-conf` writes them at create time, for the msb
-// installed, into .asb/msb/ (MSBOverlay).
+// Keys some msb releases accept and others reject (MSBReleases' Keys): the
+// committed folder never holds one of them, because a teammate's older
+// msb would reject it; `asb msb-conf` writes them at create time, for the
+// msb installed, into .asb/msb/ (MSBOverlay).
 
 // VersionedKey is a config key that exists from release Since on.
 type VersionedKey struct {
 	File  string // SandboxFile or SecretsFile
 	Path  string // dotted; "*" is any secret's name
-	Since string // the first msb release that accepts it
+	Since string // the first msb release that reads it (filled from its row)
 	// Rejection is what an older msb says when it meets the key (as msb
 	// 0.7.2 words it).
 	Rejection string
+	// WrittenBy is the asb feature that writes the key at create time, for
+	// an msb that reads it.
+	WrittenBy string
 }
 
-// VersionedKeys lists them, with the changelog line of their release.
-var VersionedKeys = []VersionedKey{
-	// v0.7.5: "Set http.deny_response: true to answer default-denied HTTP
-	// and intercepted HTTPS requests with a 403 Forbidden … deny_message
-	// customizes the body".
-	{SandboxFile, "network.http", "0.7.5", "data did not match any variant of untagged enum NetworkInput"},
-	// v0.7.8: "Restrict substitution with headers=[authorization] on the CLI
-	// or substitution.header_fields in configuration".
-	{SecretsFile, "*.substitution.header_fields", "0.7.8", "unknown field `header_fields`, expected one of `headers`, `query`, `body`"},
+// Matches reports whether the dotted field path of file is this key.
+func (k VersionedKey) Matches(file, path string) bool {
+	if file != k.File {
+		return false
+	}
+	want, got := strings.Split(k.Path, "."), strings.Split(path, ".")
+	if len(want) != len(got) {
+		return false
+	}
+	for i := range want {
+		if want[i] != "*" && want[i] != got[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // LackedKeys returns the versioned keys doc (the YAML of file) holds that

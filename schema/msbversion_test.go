@@ -72,3 +72,26 @@ func TestLackedKeysAndStrip(t *testing.T) {
 		t.Errorf("StripVersioned = %q, %v", out, err)
 	}
 }
+
+// TestVersionedKeyMessage: a key of the table of releases names the release
+// that reads it, the one installed (when known) and the way on; any other
+// unknown key keeps msb's own words.
+func TestVersionedKeyMessage(t *testing.T) {
+	doc := []byte("K:\n  value: \"${K}\"\n  allow: [a.example.com]\n  substitution:\n    headers: true\n    header_fields: [authorization]\n    bogus: 1\n")
+	for msb, want := range map[string]string{
+		"":      "K.substitution.header_fields is read by msb 0.7.8 and later; an older msb rejects it",
+		"0.7.2": "K.substitution.header_fields is read by msb 0.7.8 and later; the msb installed here is 0.7.2, which rejects it",
+		"0.7.8": "not supported by asb in a committed file: K.substitution.header_fields is read by msb 0.7.8 and later (installed here: 0.7.8), but a teammate's msb 0.7.2–0.7.7 rejects it",
+	} {
+		l := newLoader(SecretsFile)
+		l.msb = msb
+		l.secrets(doc)
+		var got []string
+		for _, p := range l.probs {
+			got = append(got, p.Msg)
+		}
+		if len(got) != 2 || !strings.HasPrefix(got[0], want) || !strings.HasPrefix(got[1], "unknown key bogus") {
+			t.Errorf("msb %q: %q, want %q then unknown key bogus", msb, got, want)
+		}
+	}
+}

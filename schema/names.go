@@ -220,3 +220,21 @@ func validIPv4(s string) bool {
 	}
 	return true
 }
+
+// ConfigFilePath is the rule on the path of a file in an agent's config
+// folder, below that folder, where the Kubernetes export carries it: the
+// path of a ConfigMap volume's item, which the API server refuses when it
+// starts with ".." (the kubelet keeps its own ..data link there) or has a
+// ".." segment, and the pod then never starts.
+func ConfigFilePath(p string) *RuleError {
+	fix := "rename or remove it in the agent's config folder (a name starting with .. cannot be carried into a pod)"
+	if p == "" || strings.HasPrefix(p, "/") || strings.HasPrefix(p, "..") {
+		return &RuleError{Value: p, Why: "is not a path a pod's config volume may hold (it starts with .. or /)", Fix: fix}
+	}
+	for seg := range strings.SplitSeq(p, "/") {
+		if seg == ".." || seg == "" {
+			return &RuleError{Value: p, Why: "has an empty or .. segment, which a pod's config volume may not hold", Fix: fix}
+		}
+	}
+	return nil
+}

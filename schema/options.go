@@ -37,7 +37,7 @@ func ParseSecretSpec(s string) (SecretSpec, error) {
 // are validated as a whole before any template runs.
 type InitOptions struct {
 	Agent     string       `flag:"agent" yaml:"agent" validate:"required"`
-	Name      string       `flag:"name" yaml:"name" validate:"required,asb_project"`
+	Name      string       `flag:"name" yaml:"name" validate:"required,asb_name"`
 	CPUs      int          `flag:"cpus" yaml:"cpus" validate:"asb_cpus"`
 	Memory    string       `flag:"memory" yaml:"memory" validate:"asb_memory"`
 	Secrets   []SecretSpec `flag:"secret" yaml:"secrets,omitempty" validate:"dive"`

@@ -56,7 +56,7 @@ const OriginField = RecordFile + ": workspace.url"
 func CheckRecordedOrigin(raw string) error {
 	kind, err := checkOrigin(OriginField, raw, false)
 	if err == nil && kind == OriginLocal {
-		return &OriginError{Field: OriginField, URL: redactOrigin(raw),
+		return &OriginError{Field: OriginField, URL: RedactOrigin(raw),
 			Why: "is a local path or file://: from a record, which anyone who can push to this folder can change, asb clones only " + strings.Join(RemoteSchemes, ", ") + " URLs, never a repository of this machine into the VM's workspace/",
 			Fix: "if it is yours, clone it yourself (git clone -- PATH workspace) or type it: asb init --workspace PATH"}
 	}
@@ -101,7 +101,7 @@ var (
 // checkOrigin classifies raw as git would, refusing what asb never clones.
 func checkOrigin(field, raw string, typed bool) (OriginKind, error) {
 	refuse := func(why, fix string) (OriginKind, error) {
-		return 0, &OriginError{Field: field, URL: redactOrigin(raw), Why: why, Fix: fix}
+		return 0, &OriginError{Field: field, URL: RedactOrigin(raw), Why: why, Fix: fix}
 	}
 	const fixRemote = "give an https://, ssh:// (or user@host:path) or git:// URL"
 	switch {
@@ -168,9 +168,9 @@ func checkHost(user, host string, refuse refuseFunc) (OriginKind, error) {
 	return OriginRemote, nil
 }
 
-// redactOrigin is raw with a password or a token user name in it
+// RedactOrigin is raw with a password or a token user name in it
 // replaced, for messages.
-func redactOrigin(raw string) string {
+func RedactOrigin(raw string) string {
 	if u, err := url.Parse(raw); err == nil && u.User != nil && schemeRe().MatchString(raw) {
 		if _, has := u.User.Password(); has {
 			return u.Redacted()

@@ -6,20 +6,24 @@ import (
 	"strings"
 )
 
-// Severity says whether a Problem stops the VM from being created (an error)
-// or only deserves a look (a warning).
+// Severity says whether a Problem stops the VM from being created (an
+// error), deserves a look (a warning), or is only worth knowing (a note).
 type Severity int
 
 // The severities, most severe first.
 const (
 	SeverityError Severity = iota
 	SeverityWarning
+	SeverityNote
 )
 
-// String is "error" or "warning".
+// String is "error", "warning" or "note".
 func (s Severity) String() string {
-	if s == SeverityWarning {
+	switch s {
+	case SeverityWarning:
 		return "warning"
+	case SeverityNote:
+		return "note"
 	}
 	return "error"
 }
@@ -27,15 +31,17 @@ func (s Severity) String() string {
 // MarshalText writes the severity as its name, for `asb validate --format json`.
 func (s Severity) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
 
-// UnmarshalText reads "error" or "warning".
+// UnmarshalText reads "error", "warning" or "note".
 func (s *Severity) UnmarshalText(b []byte) error {
 	switch string(b) {
 	case "error":
 		*s = SeverityError
 	case "warning":
 		*s = SeverityWarning
+	case "note":
+		*s = SeverityNote
 	default:
-		return fmt.Errorf("severity %q is neither error nor warning", b)
+		return fmt.Errorf("severity %q is neither error, warning nor note", b)
 	}
 	return nil
 }
@@ -86,9 +92,10 @@ func HasErrors(ps []Problem) bool {
 // Count returns the number of errors and of warnings.
 func Count(ps []Problem) (errs, warnings int) {
 	for _, p := range ps {
-		if p.Severity == SeverityError {
+		switch p.Severity {
+		case SeverityError:
 			errs++
-		} else {
+		case SeverityWarning:
 			warnings++
 		}
 	}

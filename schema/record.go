@@ -23,12 +23,39 @@ const (
 	RecordFormat = 1
 )
 
-// WorkspaceOrigin is where workspace/ comes from: a git repository (URL,
-// branch, the commit it was at), or a local folder (URL empty).
+// WorkspaceOrigin is where workspace/ comes from: a git repository
+// teammates clone (URL, branch, the commit it was at), a folder of its
+// author's machine (Local: "local, not shared"), or nothing (an empty
+// workspace/).
 type WorkspaceOrigin struct {
 	URL    string `yaml:"url,omitempty"`
 	Branch string `yaml:"branch,omitempty"`
 	Commit string `yaml:"commit,omitempty"`
+	// Local is set when workspace/ came from a folder of its author's
+	// machine that teammates cannot clone: LocalCheckout or LocalFolder.
+	Local string `yaml:"local,omitempty"`
+}
+
+// The values of WorkspaceOrigin.Local.
+const (
+	// LocalCheckout: a git checkout with no remote teammates can clone
+	// (none, or a path of that machine); workspace/ is a clone of it.
+	LocalCheckout = "checkout"
+	// LocalFolder: a plain folder, not a git checkout; workspace/ is a
+	// copy of it.
+	LocalFolder = "folder"
+)
+
+// LocalNote says what a local workspace means for a teammate, for the
+// record's comment and the messages of validate, sync and session new.
+func (o WorkspaceOrigin) LocalNote() string {
+	switch o.Local {
+	case LocalCheckout:
+		return "local, not shared: workspace/ was cloned from a git checkout on its author's machine that has no remote a teammate can clone"
+	case LocalFolder:
+		return "local, not shared: workspace/ was copied from a folder (not a git checkout) on its author's machine"
+	}
+	return ""
 }
 
 // Record is asb.yaml.
@@ -77,7 +104,15 @@ func ReadRecord(dir string) (*Record, error) {
 	if err := dec.Decode(&r); err != nil {
 		return nil, fmt.Errorf("%s: %w (it is written by asb; restore it from git)", RecordFile, err)
 	}
-	if err := r.Answers.Validate(); err != nil {
+	// A name an earlier asb took (a digit first, a dash last: ValidProjectName)
+	// still names this folder's VMs and volumes; only the Kubernetes export,
+	// whose API server refuses it, says so (kubeexport). A new name is judged
+	// by ProjectName at init.
+	answers := r.Answers
+	if ValidProjectName(answers.Name) && ProjectName(answers.Name) != nil {
+		answers.Name = "recorded-name"
+	}
+	if err := answers.Validate(); err != nil {
 		return nil, fmt.Errorf("%s: answers: %w", RecordFile, err)
 	}
 	return &r, nil
@@ -90,9 +125,20 @@ func MarshalRecord(r *Record) ([]byte, error) {
 		"# `asb sync` sets up a fresh clone from it; `asb update` renders the\n" +
 		"# templates of a newer asb with these answers and merges them into your\n" +
 		"# files, against the bytes asb wrote (" + BaseDir + "/).\n")
+	var doc yaml.Node
+	if err := doc.Encode(r); err != nil {
+		return nil, err
+	}
+	if note := r.Workspace.LocalNote(); note != "" && doc.Kind == yaml.MappingNode {
+		for i := 0; i+1 < len(doc.Content); i += 2 {
+			if doc.Content[i].Value == "workspace" {
+				doc.Content[i].LineComment = "# " + note
+			}
+		}
+	}
 	enc := yaml.NewEncoder(&b)
 	enc.SetIndent(2)
-	if err := enc.Encode(r); err != nil {
+	if err := enc.Encode(&doc); err != nil {
 		return nil, err
 	}
 	return b.Bytes(), enc.Close()

@@ -53,6 +53,29 @@ var reservedEnv = []string{"PATH", "HOME", "USER", "LOGNAME", "SHELL", "PWD", "O
 // placeholders (MSB_), asb's settings (ASB_), the locale, the loaders.
 var reservedEnvPrefixes = []string{"MSB_", "ASB_", "LC_", "LD_", "DYLD_", "XDG_", "BASH_"}
 
+// MaxProjectName is the longest project name: the name is the claim, the
+// pod's host name and the Service of the Kubernetes export, each a DNS
+// label of at most 63 characters, as much as msb's VM names allow.
+const MaxProjectName = 63
+
+// ProjectName is the rule on the project's name (asb init --name, the
+// folder's name, asb.yaml's name): it names the VMs, volumes and image, and
+// every object of the Kubernetes export (asb export kubernetes), whose API
+// server takes a name only as an RFC 1035 label: lowercase letters, digits
+// and dashes, starting with a letter and ending with a letter or digit.
+func ProjectName(s string) *RuleError {
+	fix := "use lowercase letters, digits and dashes, starting with a letter and ending with a letter or digit, at most 63 characters (e.g. my-project)"
+	switch {
+	case s == "":
+		return &RuleError{Why: "a project needs a name", Fix: fix}
+	case len(s) > MaxProjectName:
+		return &RuleError{Value: s, Why: fmt.Sprintf("is longer than %d characters", MaxProjectName), Fix: fix}
+	case !projectNameRe.MatchString(s) || s[0] < 'a' || s[0] > 'z' || s[len(s)-1] == '-':
+		return &RuleError{Value: s, Why: "is not a project name (it names the VMs and image, and every object of the Kubernetes export, whose API server takes only DNS labels)", Fix: fix}
+	}
+	return nil
+}
+
 // SecretName is the rule on a secret's name: the variable the VM sees, in
 // upper case, and none the VM or msb needs for something else.
 func SecretName(s string) *RuleError {

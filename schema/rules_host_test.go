@@ -86,10 +86,10 @@ func TestNonUTF8HostPath(t *testing.T) {
 	}
 }
 
-// TestKeyTableInREADME: the README's security section lists every key of
-// the table with its verdict, and every consent comment.
-func TestKeyTableInREADME(t *testing.T) {
-	b, err := os.ReadFile("../README.md")
+// TestKeyTableInSecurityDoc: docs/security.md lists every key of the table
+// with its verdict, and every consent comment.
+func TestKeyTableInSecurityDoc(t *testing.T) {
+	b, err := os.ReadFile("../docs/security.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,12 +97,12 @@ func TestKeyTableInREADME(t *testing.T) {
 	for _, r := range schema.KeyTable {
 		row := "| `" + r.Key + "` | " + formOf(r) + r.Verdict.String()
 		if !strings.Contains(readme, row) {
-			t.Errorf("README.md has no row %q", row)
+			t.Errorf("docs/security.md has no row %q", row)
 		}
 	}
 	for _, c := range []string{schema.HomeConsent, schema.HostConsent, schema.VolumeConsent, schema.TLSConsent} {
 		if !strings.Contains(readme, "`# "+c+"`") {
-			t.Errorf("README.md does not name the consent comment # %s", c)
+			t.Errorf("docs/security.md does not name the consent comment # %s", c)
 		}
 	}
 }

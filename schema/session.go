@@ -15,6 +15,9 @@ const (
 	// SessionsDir holds the sessions' host-local state, under .asb/ (git-ignored):
 	// SessionsDir/NAME/{session.yaml,sandbox.yaml,workspace/}.
 	SessionsDir = ".asb/sessions"
+	// ReservedSessionName is no session's name: the host repository
+	// (.asb/git) keeps workspace/'s branches under it.
+	ReservedSessionName = "workspace"
 	// MaxSessionName keeps <slug>-<agent>-<NAME>-<timestamp> a valid msb name.
 	MaxSessionName = 24
 )
@@ -32,6 +35,8 @@ func SessionName(s string) *RuleError {
 		return &RuleError{Value: s, Why: fmt.Sprintf("is longer than %d characters (it becomes part of the VM's name)", MaxSessionName), Fix: "use a shorter name"}
 	case !sessionNameRe.MatchString(s) || s[len(s)-1] == '-':
 		return &RuleError{Value: s, Why: "is not a valid session name (it becomes a VM name and the git branch asb/NAME)", Fix: fix}
+	case s == ReservedSessionName:
+		return &RuleError{Value: s, Why: "is reserved: the host repository's branches workspace/BRANCH are workspace/'s, and a session's branch there is its name", Fix: "name the session otherwise"}
 	}
 	return nil
 }

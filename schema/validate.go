@@ -50,6 +50,7 @@ func NewValidator() *validator.Validate {
 // stringRules are the rules.go rules behind validator tags.
 var stringRules = map[string]func(string) *RuleError{
 	"asb_secret": SecretName,
+	"asb_name":   ProjectName,
 	"asb_host":   Host,
 	"asb_memory": Memory,
 	"asb_port":   func(s string) *RuleError { _, re := Port(s); return re },

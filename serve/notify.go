@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/agents-sandbox/asb/internal/folderfs"
+	"github.com/agents-sandbox/asb/internal/termtext"
 )
 
 // The notification modes of a folder: none (the default), a desktop
@@ -61,6 +62,9 @@ func (d *Dedup) Claim(id string) (bool, error) {
 	}
 	sum := sha256.Sum256([]byte(id))
 	rel := path.Join(SeenDir, hex.EncodeToString(sum[:12]))
+	if folderfs.Local(d.Dir, rel) != nil {
+		return true, nil // a marker a clone carried says nothing of this machine
+	}
 	for range 2 {
 		fh, err := root.OpenFile(rel, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 		if err == nil {
@@ -147,7 +151,7 @@ func (n *Notifier) Handle(ctx context.Context, e Event) (bool, error) {
 			}
 		})
 	}
-	_, err = fmt.Fprint(n.Bell, "\a")
+	err = termtext.Ring(n.Bell)
 	return err == nil, err
 }
 

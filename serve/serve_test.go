@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/agents-sandbox/asb/schema"
 )
 
 // fakeSource replays events, as the agent's server streams them to every
@@ -190,5 +192,57 @@ func TestPrune(t *testing.T) {
 	d.Prune()
 	if left, _ := os.ReadDir(filepath.Join(dir, SeenDir)); len(left) != 1 || left[0].Name() != entries[1].Name() {
 		t.Fatalf("left %v", left)
+	}
+}
+
+// TestRecordedPortIsCheckedAgain: the port of .asb/serve.json is a file's
+// say: it is used only when it is in asb serve's range, no other folder
+// holds it, and nothing but this folder's VM listens on it; else another
+// is picked (the password goes only to the agent's server).
+func TestRecordedPortIsCheckedAgain(t *testing.T) {
+	agent := schema.Agent{Name: "opencode", Serve: &schema.AgentServe{Port: 4096}}
+	for _, c := range []struct {
+		name    string
+		port    int
+		other   bool // another folder claims it
+		busy    bool // something listens on it
+		ours    bool // ... this VM's forward
+		keep    bool
+		message string
+	}{
+		{"free, in range", FirstPort + 3, false, false, false, true, ""},
+		{"out of range", 8080, false, false, false, false, "is outside asb serve's range"},
+		{"another folder's", FirstPort + 3, true, false, false, false, "is held by another folder"},
+		{"another program's", FirstPort + 3, false, true, false, false, "is in use by a program other than this folder's VM"},
+		{"this VM's forward", FirstPort + 3, false, true, true, true, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir, other := folder(t), folder(t)
+			if err := Save(other, &Record{Port: 1, GuestPort: 1}); err != nil {
+				t.Fatal(err)
+			}
+			claims := &Claims{Dir: t.TempDir()}
+			if c.other {
+				if ok, err := claims.Keep(other, c.port); !ok || err != nil {
+					t.Fatal(ok, err)
+				}
+			}
+			d := Deps{
+				Free: func(p int) bool { return !(c.busy && p == c.port) },
+				Forwards: func(context.Context, string) ([]Forward, bool, error) {
+					if c.ours {
+						return []Forward{{HostBind: "127.0.0.1", HostPort: c.port, GuestPort: 4096}}, true, nil
+					}
+					return nil, true, nil
+				},
+			}
+			why, err := usable(context.Background(), dir, "vm", &Record{Port: c.port, GuestPort: agent.Serve.Port}, agent, claims, d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (why == "") != c.keep || !strings.Contains(why, c.message) {
+				t.Errorf("usable = %q; want keep %v (%q)", why, c.keep, c.message)
+			}
+		})
 	}
 }

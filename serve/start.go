@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
+	"slices"
 	"strings"
 	"time"
 
@@ -27,6 +28,8 @@ type Deps struct {
 	Up func(context.Context, Server) (bool, error)
 	// Free is whether nothing holds a host port (BindFree).
 	Free func(int) bool
+	// Forwards are a VM's port forwards (nil: Forwards, from msb).
+	Forwards func(ctx context.Context, vm string) ([]Forward, bool, error)
 	// Wait is how long a started server may take to answer.
 	Wait time.Duration
 	// Recreate allows removing a VM made without the forward.
@@ -56,7 +59,11 @@ func Ensure(ctx context.Context, f *outer.Folder, agent schema.Agent, d Deps) (*
 	if agent.Serve == nil {
 		return nil, &NoServerError{Agent: agent.Name}
 	}
-	rec, err := claimPort(ctx, f.Dir, agent, d)
+	id, err := runner.ResolveIdentity(f.Dir, agent.Name, runner.IdentityOptions{Now: time.Now()})
+	if err != nil {
+		return nil, err
+	}
+	rec, err := claimPort(ctx, f.Dir, id.VM, agent, d)
 	if err != nil {
 		return nil, err
 	}
@@ -71,10 +78,6 @@ func Ensure(ctx context.Context, f *outer.Folder, agent schema.Agent, d Deps) (*
 	r := &Running{Record: rec, Server: Server{URL: rec.URL(), User: s.User, Password: pw, Health: s.Health}}
 	if up, err := d.Up(ctx, r.Server); up || err != nil {
 		return r, err
-	}
-	id, err := runner.ResolveIdentity(f.Dir, agent.Name, runner.IdentityOptions{Now: time.Now()})
-	if err != nil {
-		return nil, err
 	}
 	r.VM = id.VM
 	if err := ensureForward(ctx, r.VM, rec, d); err != nil {
@@ -91,9 +94,9 @@ func Ensure(ctx context.Context, f *outer.Folder, agent schema.Agent, d Deps) (*
 	return r, WaitUp(ctx, r.Server, d.Up, d.Wait, 200*time.Millisecond)
 }
 
-// claimPort keeps the folder's recorded port while it holds it, or picks
-// and records another.
-func claimPort(ctx context.Context, dir string, agent schema.Agent, d Deps) (*Record, error) {
+// claimPort keeps the folder's recorded port while it may (usable), or
+// picks and records another.
+func claimPort(ctx context.Context, dir, vm string, agent schema.Agent, d Deps) (*Record, error) {
 	claims, err := ClaimStore(d.Getenv)
 	if err != nil {
 		return nil, err
@@ -103,14 +106,14 @@ func claimPort(ctx context.Context, dir string, agent schema.Agent, d Deps) (*Re
 		return nil, err
 	}
 	if ok {
-		keep, err := claims.Keep(dir, rec.Port)
+		why, err := usable(ctx, dir, vm, rec, agent, claims, d)
 		if err != nil {
 			return nil, err
 		}
-		if keep && rec.GuestPort == agent.Serve.Port {
+		if why == "" {
 			return rec, nil
 		}
-		fmt.Fprintf(d.Out, "asb: port %d is held by another folder now; picking another\n", rec.Port)
+		fmt.Fprintf(d.Out, "asb: port %d of %s %s; picking another\n", rec.Port, RecordFile, why)
 	} else {
 		rec = &Record{}
 	}
@@ -128,6 +131,37 @@ func claimPort(ctx context.Context, dir string, agent schema.Agent, d Deps) (*Re
 		return nil, err
 	}
 	return rec, nil
+}
+
+// usable says why the recorded port may not be used ("" when it may): it
+// is checked again before the password goes to it, as the record is only
+// a file of the folder. It must be in asb serve's range, not another
+// folder's, and either free or this VM's own forward, never a port where
+// some other program listens.
+func usable(ctx context.Context, dir, vm string, rec *Record, agent schema.Agent, claims *Claims, d Deps) (string, error) {
+	switch {
+	case rec.Port < FirstPort || rec.Port >= FirstPort+PortCount:
+		return fmt.Sprintf("is outside asb serve's range %d-%d", FirstPort, FirstPort+PortCount-1), nil
+	case rec.GuestPort != agent.Serve.Port:
+		return fmt.Sprintf("forwards to the VM's port %d, not %s's %d", rec.GuestPort, agent.Name, agent.Serve.Port), nil
+	}
+	if !d.Free(rec.Port) {
+		forwards := d.Forwards
+		if forwards == nil {
+			forwards = Forwards
+		}
+		ports, _, err := forwards(ctx, vm)
+		if err != nil {
+			return "", err
+		}
+		if !slices.ContainsFunc(ports, func(p Forward) bool { return p.HostPort == rec.Port && p.HostBind == "127.0.0.1" }) {
+			return "is in use by a program other than this folder's VM", nil
+		}
+	}
+	if keep, err := claims.Keep(dir, rec.Port); err != nil || !keep {
+		return "is held by another folder now", err
+	}
+	return "", nil
 }
 
 // ensureForward removes a VM msb made without the record's forward (with

@@ -15,7 +15,7 @@ import (
 	"github.com/agents-sandbox/asb/cmd/asb/internal/root"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files of testdata/edit/golden")
+var update = flag.Bool("update", false, "rewrite the golden files of testdata/edit/golden, and docs/first-run.md (TestFirstRunTranscript)")
 
 // harness runs asb commands in an outer folder made by asb init, with the
 // environment env (and nothing of the real one).

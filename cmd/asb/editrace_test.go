@@ -31,6 +31,7 @@ func editFolder(t *testing.T, asb string) string {
 // round. (Before the edit commands took the folder's lock, both allows said
 // "added" and one host was lost.)
 func TestConcurrentEditsKeepEveryEdit(t *testing.T) {
+	testenv.Slow(t)
 	asb := testenv.BuildAsb(t)
 	dir := editFolder(t, asb)
 	for round := range 50 {
@@ -78,6 +79,7 @@ func TestConcurrentEditsKeepEveryEdit(t *testing.T) {
 // the folder for them) no staging file (which may hold secrets.env's
 // values) is left.
 func TestKilledEditsLeaveBeforeOrAfter(t *testing.T) {
+	testenv.Slow(t)
 	asb := testenv.BuildAsb(t)
 	rng := rand.New(rand.NewPCG(11, 29))
 	for _, args := range [][]string{
@@ -100,6 +102,16 @@ func TestKilledEditsLeaveBeforeOrAfter(t *testing.T) {
 			}
 			after := filepath.Join(t.TempDir(), "after")
 			copyTree(t, before, after)
+			// A copy is another folder: sync sets up only one its user
+			// approved (asb trust, outside the timed run).
+			approve := func(dir string) {
+				if args[0] == "sync" {
+					if out, err := exec.Command(asb, "trust", "-d", dir).CombinedOutput(); err != nil {
+						t.Fatalf("asb trust: %v\n%s", err, out)
+					}
+				}
+			}
+			approve(after)
 			start := time.Now()
 			if out, err := exec.Command(asb, append(withSub(args, after), "-d", after)...).CombinedOutput(); err != nil {
 				t.Fatalf("a full run: %v\n%s", err, out)
@@ -118,6 +130,7 @@ func TestKilledEditsLeaveBeforeOrAfter(t *testing.T) {
 				}
 				dir := filepath.Join(t.TempDir(), fmt.Sprintf("k%d", round))
 				copyTree(t, before, dir)
+				approve(dir)
 				cmd := exec.Command(asb, append(withSub(args, dir), "-d", dir)...)
 				if err := cmd.Start(); err != nil {
 					t.Fatal(err)

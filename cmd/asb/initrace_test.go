@@ -53,6 +53,7 @@ func gitWorks(dir string) bool {
 // works, and no staging file is left. (Before the folder lock, one run in
 // about seven failed in git init and its undo removed the whole folder.)
 func TestConcurrentInitsMakeOneFolder(t *testing.T) {
+	testenv.Slow(t)
 	asb := testenv.BuildAsb(t)
 	ref := filepath.Join(t.TempDir(), "ref")
 	if out, err := exec.Command(asb, "init", "--agent", "opencode", ref).CombinedOutput(); err != nil {
@@ -94,6 +95,7 @@ var stagingName = regexp.MustCompile(`(?m)(^|/)\.[^/\n]+\.asb-[^/\n]*$`)
 // complete, with a working repository, and no staging file of the killed
 // run in it (nor one git would commit: the pattern is ignored).
 func TestKilledInitIsCompletedByTheNext(t *testing.T) {
+	testenv.Slow(t)
 	asb := testenv.BuildAsb(t)
 	ref := filepath.Join(t.TempDir(), "ref")
 	start := time.Now()

@@ -25,6 +25,7 @@ import (
 	"github.com/agents-sandbox/asb/internal/testkit/fakes"
 	"github.com/agents-sandbox/asb/internal/testkit/testenv"
 	"github.com/agents-sandbox/asb/kubeexport"
+	"github.com/agents-sandbox/asb/kubeexport/cluster"
 	"github.com/agents-sandbox/asb/runner/engine"
 )
 
@@ -42,6 +43,9 @@ func TestMain(m *testing.M) {
 		"asb": func() {
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			f := root.NewFactory(cmdutil.System())
+			// The machine policy a script names ($ASB_TEST_MACHINE_POLICY),
+			// never this machine's /etc/asb/policy.yaml.
+			f.MachinePolicy = testenv.MachinePolicy()
 			if h, ok := fakehost.ForShape(os.Getenv(fakehost.ShapeEnv)); ok {
 				f.Host = h // a script pretends to run on a host of that shape
 			}
@@ -54,13 +58,17 @@ func TestMain(m *testing.M) {
 		// asb task execs its go-task engine, found on PATH here.
 		"asb-task": func() { os.Exit(engine.Main(os.Args[1:])) },
 		// asb export kubernetes runs its exporter, found on PATH here.
-		"asb-export": func() { os.Exit(kubeexport.Main(os.Args[1:], os.Stdout, os.Stderr, os.Getenv)) },
+		"asb-export": func() {
+			os.Exit(kubeexport.MainWith(context.Background(), &cluster.Cluster{}, os.Args[1:],
+				kubeexport.IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr}, os.Getenv))
+		},
 	})
 }
 
 // TestScripts runs testdata/script/*.txtar. Every script gets Setup's
 // environment and ScriptCmds' commands.
 func TestScripts(t *testing.T) {
+	testenv.Slow(t)
 	testscript.Run(t, Params("testdata/script"))
 }
 
@@ -117,12 +125,20 @@ func Setup(env *testscript.Env) error {
 //	                    $ASB_FAKE_STATE, calls.log lists every call)
 //	errline REGEXP      the last command's stderr is exactly one line,
 //	                    "asb: …", matching REGEXP, with no panic or trace
+//	plant, everything, intact
+//	                    the hostile VM and the user after it (hostile_test.go)
+//	noraw               the last command's output holds no character a
+//	                    terminal obeys (hostile_test.go)
 func ScriptCmds() map[string]func(ts *testscript.TestScript, neg bool, args []string) {
 	return map[string]func(ts *testscript.TestScript, neg bool, args []string){
-		"mode":    cmdMode,
-		"tree":    cmdTree,
-		"errline": cmdErrline,
-		"fakes":   cmdFakes,
+		"mode":       cmdMode,
+		"tree":       cmdTree,
+		"errline":    cmdErrline,
+		"fakes":      cmdFakes,
+		"plant":      cmdPlant,
+		"everything": cmdEverything,
+		"intact":     cmdIntact,
+		"noraw":      cmdNoRaw,
 	}
 }
 

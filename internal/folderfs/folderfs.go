@@ -137,6 +137,9 @@ func (r *Root) Rename(from, to string) error { return r.r.Rename(name(from), nam
 // Chmod sets rel's mode.
 func (r *Root) Chmod(rel string, mode fs.FileMode) error { return r.r.Chmod(name(rel), mode) }
 
+// OpenRoot opens the folder rel as a root of its own, confined to it.
+func (r *Root) OpenRoot(rel string) (*os.Root, error) { return r.r.OpenRoot(name(rel)) }
+
 // FS is the folder as an fs.FS (for fs.WalkDir and fs.ReadDir), confined
 // like the rest.
 func (r *Root) FS() fs.FS { return r.r.FS() }

@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/agents-sandbox/asb/internal/termtext"
 	"github.com/agents-sandbox/asb/outer"
 	"github.com/agents-sandbox/asb/runner"
 	"github.com/agents-sandbox/asb/schema"
@@ -24,10 +25,16 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// Stdio are the streams the engine and the tasks' commands use.
+// Stdio are the streams the engine and the tasks' commands use. Out and
+// Err show control characters visibly (internal/termtext: what go-task
+// prints, and the output of every command but the last interactive one);
+// RawOut and RawErr, when set, are the terminal itself, which the last
+// task gets when it is interactive (the agent's interface, vm:shell: the
+// channel the user chose to give the VM).
 type Stdio struct {
-	In       io.Reader
-	Out, Err io.Writer
+	In             io.Reader
+	Out, Err       io.Writer
+	RawOut, RawErr io.Writer
 }
 
 // Main is asb-task's main: it decodes the spec, runs it, prints an error as
@@ -35,7 +42,10 @@ type Stdio struct {
 func Main(args []string) (code int) {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
-	stdio := Stdio{In: os.Stdin, Out: os.Stdout, Err: os.Stderr}
+	out, errOut := termtext.New(os.Stdout), termtext.New(os.Stderr)
+	defer out.Flush()
+	defer errOut.Flush()
+	stdio := Stdio{In: os.Stdin, Out: out, Err: errOut, RawOut: os.Stdout, RawErr: os.Stderr}
 	defer func() {
 		// A panic in go-task: one line, no stack (its frames could hold values).
 		if r := recover(); r != nil {
@@ -84,7 +94,7 @@ func Run(ctx context.Context, spec runner.EngineSpec, stdio Stdio) (err error) {
 		defer flush()
 	}
 	tasks, err := NewTasks(TaskOptions{
-		Dir: spec.Dir, Stdin: stdio.In, Stdout: stdio.Out, Stderr: stdio.Err,
+		Dir: spec.Dir, Stdin: stdio.In, Stdout: stdio.Out, Stderr: stdio.Err, RawStdout: stdio.RawOut, RawStderr: stdio.RawErr,
 		Verbose: spec.Verbose, Silent: spec.Silent, Dry: spec.Dry, Force: spec.Force, Yes: spec.Yes,
 	})
 	if err != nil {
@@ -114,10 +124,12 @@ func Run(ctx context.Context, spec runner.EngineSpec, stdio Stdio) (err error) {
 		}
 	}
 	recorded := false
+	review := tasks.startReview(spec, stdio.Err)
 	err = tasks.RunLocked(ctx, spec.Tasks, spec.Args, lock, func() {
 		recorded = true
 		tasks.recordWarm(spec)
 	})
+	review()
 	if !recorded && spec.Warm {
 		runner.DropWarm(spec.WarmKey()) // the dependencies are not up to date
 	}

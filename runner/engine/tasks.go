@@ -19,16 +19,19 @@ import (
 
 // TaskOptions configure one run of the outer folder's Taskfile.
 type TaskOptions struct {
-	Dir     string // the outer folder (holds Taskfile.yml)
-	Stdin   io.Reader
-	Stdout  io.Writer
-	Stderr  io.Writer
-	Verbose bool
-	Silent  bool
-	Dry     bool // print the commands of the tasks and their deps; run nothing
-	Force   bool
-	Yes     bool // answer yes to prompts (home:reset)
-	Color   bool
+	Dir    string // the outer folder (holds Taskfile.yml)
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+	// RawStdout and RawStderr are the terminal, for the last task when it
+	// is interactive; nil: it gets Stdout and Stderr too.
+	RawStdout, RawStderr io.Writer
+	Verbose              bool
+	Silent               bool
+	Dry                  bool // print the commands of the tasks and their deps; run nothing
+	Force                bool
+	Yes                  bool // answer yes to prompts (home:reset)
+	Color                bool
 }
 
 // Tasks wraps go-task's executor, embedded as a library: no task binary is
@@ -172,8 +175,21 @@ func (t *Tasks) RunLocked(ctx context.Context, names []string, args []string, lo
 	}
 	if session {
 		release()
+		t.rawStreams()
 	}
 	return explainRun(ctx, t.e.Run(ctx, last), t.opts.Yes)
+}
+
+// rawStreams gives the commands of the task run next the terminal itself:
+// an interactive task's program (the agent's interface, a shell in the VM)
+// is the user's chosen channel to the VM, and needs a terminal of its own.
+// go-task's own lines still go through its logger, made with the
+// sanitizing streams. The dependencies have run by then: no other command
+// writes meanwhile.
+func (t *Tasks) rawStreams() {
+	if t.opts.RawStdout != nil && t.opts.RawStderr != nil {
+		t.e.Stdout, t.e.Stderr = t.opts.RawStdout, t.opts.RawStderr
+	}
 }
 
 // deps returns the dependencies of c, and whether c is interactive.

@@ -7,6 +7,14 @@ if [ "$GUEST_SHAPE" = nested ] && [ "$(id -u)" = 0 ]; then
 	echo 'user:x:2000:2000:user:/data/root:/bin/sh' >>/etc/passwd
 	echo 'user:x:2000:' >>/etc/group
 	chmod 0666 /dev/kvm
+	echo 0 >/proc/sys/kernel/dmesg_restrict # on_fail quotes the guest kernel
+	# git, for asb and the user, where the scenario brought one (its
+	# libraries too; the initramfs keeps its own where it has them).
+	if [ -d "$DATA/git/root" ]; then
+		for f in $(cd "$DATA/git/root" && find . ! -type d); do
+			[ -e "/$f" ] || { mkdir -p "$(dirname "/$f")" && cp -a "$DATA/git/root/$f" "/$f"; }
+		done
+	fi
 	mkdir -p "$DATA/root"
 	chown -R 2000:2000 "$DATA"
 	note svm "$(grep -c -w svm /proc/cpuinfo)"
@@ -24,28 +32,3 @@ mkdir -p "$MSB_HOME" "$TMPDIR" "$HOME"
 # (docs/boot.md). What was retried is in $DATA/retried, and in the note
 # "retried" when the session ends, for the tests to report.
 trap 'note retried "$(tr "\n" " " <"$DATA/retried" 2>/dev/null)"' EXIT
-
-# create NAME: asb task vm:create, retried once after msb rm --force.
-create() {
-	step "$1" timeout "${CREATE_LIMIT:-300}" asb task vm:create && return 0
-	echo "$1:boot" >>"$DATA/retried"
-	for v in $(msb ls -q); do msb rm --force "$v" >/dev/null 2>&1; done
-	step "$1" timeout "${CREATE_LIMIT:-300}" asb task vm:create
-}
-
-# flaky CMD…: CMD, run once more when it failed in one of the ways msb
-# fails by itself under emulation (the message, on either stream, says
-# which: the relay or the agent not up in time on a loaded host, an exec
-# without its exit event); any other failure stands.
-FLAKES='before agent relay became available|exec session ended without exit event|startup timed out after .* before agent readiness'
-flaky() {
-	"$@" >"$DATA/.flaky.out" 2>"$DATA/.flaky.err"
-	_frc=$?
-	cat "$DATA/.flaky.out"
-	cat "$DATA/.flaky.err" >&2
-	[ $_frc = 0 ] && return 0
-	_why=$(cat "$DATA/.flaky.out" "$DATA/.flaky.err" | grep -oE "$FLAKES" | head -n1 | cut -c1-60)
-	[ -n "$_why" ] || return $_frc
-	echo "$_n:$_why" | tr ' ' _ >>"$DATA/retried"
-	"$@"
-}

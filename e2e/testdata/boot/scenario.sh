@@ -33,8 +33,26 @@ step whoami vmexec sh -c 'echo "$(id -un) $(id -u) $(pwd)"; grep "^dev:" /etc/pa
 step ws_write vmexec sh -c 'echo from-vm >/workspace/from-vm && chmod 0640 /workspace/from-vm && mkdir /workspace/dir-vm && chmod 0750 /workspace/dir-vm && echo "echo ran" >/workspace/run.sh && chmod 0755 /workspace/run.sh && echo kept >/home/dev/keep'
 step ws_stat stat -c '%n %u %g %a' workspace workspace/from-vm workspace/dir-vm workspace/run.sh
 step ws_vm_stat rootexec stat -c '%n %u %g %a' /workspace/from-vm /workspace/dir-vm /workspace/run.sh
-step cfg_write vmexec touch /home/dev/.config/opencode/vm-wrote
+expect_fail cfg_write vmexec touch /home/dev/.config/opencode/vm-wrote
 step cfg_host ls -A opencode
+. "$DATA/steps/steps_modes.sh"
+
+# The agent's own git, against the host (docs/vm-repositories.md,
+# boot_vmrepo_real_test.go): as dev in the VM it commits, then plants a
+# hook, a core.fsmonitor, a clean filter (its committed .gitattributes
+# selects it) and a URL rewrite with an ssh command, each naming a program
+# of the host, and changes a file. The host brings the commit in as the
+# README says; the program never runs.
+step host_fetch_before asb fetch
+step vm_git vmexec sh -c "set -e; cd /workspace; echo '* filter=x' >.gitattributes; echo 'from the vm' >vm.txt
+git add .gitattributes vm.txt; git -c user.name=agent -c user.email=agent@vm commit -qm 'from the vm'
+c=$DATA/canary.sh; git config core.fsmonitor \$c; git config filter.x.clean \$c; git config filter.x.smudge \$c
+git config url.ssh://evil.invalid/x.insteadOf /; git config core.sshCommand \$c
+for h in post-checkout reference-transaction post-index-change; do printf '#!/bin/sh\n%s hook\n' \$c >.git/hooks/\$h; chmod +x .git/hooks/\$h; done
+echo changed >>vm.txt; git log -1 --format=%s"
+step host_fetch asb fetch
+step user_fetch sh -c 'git init -q "$DATA/mine" && git -C "$DATA/mine" remote add asb "$DATA/outer/.asb/git" && git -C "$DATA/mine" fetch -q asb && git -C "$DATA/mine" log -1 --format=%s asb/workspace/main'
+step host_canary sh -c 'cat "$DATA/canary-ran" 2>/dev/null; echo end'
 # The canaries, split so that no command line holds one whole; a control
 # value in workspace/ shows the search finds what is there.
 pat=""
@@ -57,7 +75,7 @@ step mounts_host sh -c 'for d in d1 d2 d3 "$DATA/outside-x"; do
 done; find "$MSB_HOME" -name .vm-wrote 2>/dev/null'
 # msb itself does not follow a link on a bind's path (schema.BindLink).
 printf 'mounts:\n  - bind: %s\n    target: /x\n' "$DATA/outer/linked/sub" >"$DATA/link.yaml"
-link_msb() { step link_msb timeout 300 msb create "$(msb image ls -q | head -n1)" --name linktest --pull never --conf "$DATA/link.yaml"; msb rm --force linktest >/dev/null 2>&1; }
+link_msb() { expect_fail link_msb timeout 300 msb create "$(msb image ls -q | head -n1)" --name linktest --pull never --conf "$DATA/link.yaml"; msb rm --force linktest >/dev/null 2>&1; }
 link_msb
 grep -q 'symbolic links' "$DATA/.step.out" "$DATA/.step.err" || link_msb # a boot that failed otherwise (a few %)
 
@@ -68,14 +86,14 @@ step warm_record ls .asb/warm
 step agent_warm timeout 120 ptyrun asb task agent
 step stop asb task vm:stop
 step status_stopped msb status "$VM" --format json
-step start flaky timeout 300 asb task vm:start
+step start flaky bounded 300 asb task vm:start
 step home_after_start rootexec cat /home/dev/keep
 step rm asb task vm:rm
 create create2
 step home_after_rm rootexec cat /home/dev/keep
 step reset asb task --yes home:reset
 create create3
-step home_after_reset rootexec ls /home/dev/keep
+expect_fail home_after_reset rootexec ls /home/dev/keep
 
 # Item 5: the same actions, asb against bare msb, in this guest. create3
 # is asb's create with the image loaded and the home made; the bare create
@@ -83,13 +101,13 @@ step home_after_reset rootexec ls /home/dev/keep
 for i in 1 2 3; do step "x_asb_exec$i" vmexec true; step "x_msb_exec$i" flaky msb exec --no-tty -u dev -w /workspace "$VM" -- true; done
 ptyrun asb task agent >/dev/null 2>&1 # records the warm path for this VM
 for i in 1 2 3; do step "x_asb_agent$i" ptyrun asb task agent; step "x_msb_agent$i" ptyrun msb exec -t -u dev -w /workspace "$VM" -- opencode; done
-. "$DATA/steps_speed.sh"
+. "$DATA/steps/steps_speed.sh"
 step x_asb_rm asb task vm:rm
 IMG=$(msb image ls -q | head -n1)
 msb volume create --quiet bare-home
 bare_create() {
 	set -a; . ./secrets.env; set +a
-	timeout 300 msb create "$IMG" --name bare --replace --pull never --log-level debug \
+	bounded 300 msb create "$IMG" --name bare --replace --pull never --log-level debug \
 		--conf sandbox.yaml --secret-conf secrets.yaml --mount-named bare-home:/home/dev \
 		--mount-owned /var/lib/containers:kind=disk,size=8G
 }
@@ -117,7 +135,7 @@ step reap_int boot_and INT vm:create
 left() { sleep 2; echo "machines: $(machines | wc -l)"; echo "vms: $(msb ls -q | tr '\n' ' ')"; }
 step reap_int_left left
 step reap_kill boot_and KILL agent
-step reap_next flaky timeout 300 ptyrun asb task agent
+step reap_next flaky bounded 300 ptyrun asb task agent
 step reap_next_left left
 step cleanup asb task vm:rm
 

@@ -29,8 +29,15 @@ rm -f workspace/.tls.sh
 note agent_requests_before "$(wc -l <"$DATA/net/run/requests.jsonl")"
 cp "$DATA/net/secrets-new.env" secrets.env
 # With a terminal, as a user's; once more when msb failed by itself.
-step agent_run flaky timeout 600 ptyrun asb task agent -- run --auto "create hello.txt"
+# Plain timeout, not bounded: the agent still running at the limit is a slow
+# agent (emulation on a loaded host), not an msb client that never answered.
+step agent_run flaky timeout 900 ptyrun asb task agent -- run --auto "create hello.txt"
 step agent_file cat workspace/hello.txt
+# OpenCode's own log of that run (its home volume, on this host), and what
+# msb and the VM's kernel said: where the run's minutes went, and why it
+# ended as it did.
+step agent_own_log sh -c 'f=$(find "$MSB_HOME/volumes" -path "*/.local/share/opencode/log/*" -type f | sort | tail -n 1); echo "$f"; cat "$f"'
+step agent_vm_log sh -c 'msb logs "$(msb ls -q | head -n 1)" --source system --tail 4000 --timestamps --no-color | grep -v " DEBUG " | tail -n 60'
 step agent_log asb network log
 step agent_requests cat "$DATA/net/run/requests.jsonl"
 step agent_model cat "$DATA/net/run/model.json"

@@ -14,6 +14,7 @@ if [ "$(id -u)" = 0 ]; then
 	echo 'user:x:2000:2000:user:/data/root:/bin/sh' >>/etc/passwd
 	echo 'user:x:2000:' >>/etc/group
 	chmod 0666 /dev/kvm
+	echo 0 >/proc/sys/kernel/dmesg_restrict # on_fail quotes the guest kernel
 	mkdir -p "$DATA/root"
 	lab_up
 	chown -R 2000:2000 "$DATA"
@@ -24,14 +25,9 @@ fi
 export PATH="$DATA/bin:$DATA/msb/bin:$PATH" MSB_HOME="$DATA/msb-home" TMPDIR="$DATA/tmp" HOME="$DATA/root"
 export ASB_BUILDER="$DATA/bin/builder"
 mkdir -p "$MSB_HOME" "$TMPDIR" "$HOME"
+# What flaky retried (lib.sh), for the tests to report.
+trap 'note retried "$(tr "\n" " " <"$DATA/retried" 2>/dev/null)"' EXIT
 
-# create NAME: asb task vm:create, retried once after msb rm --force.
-create() {
-	step "$1" timeout 300 asb task vm:create && return 0
-	note retry "$1"
-	for v in $(msb ls -q); do msb rm --force "$v" >/dev/null 2>&1; done
-	step "$1" timeout 300 asb task vm:create
-}
 # The probes run through msb exec, as dev in /workspace (asb task vm:exec
 # does the same, through go-task and its checks: tens of seconds each under
 # emulation; the real-boot tests cover it).

@@ -2,20 +2,15 @@ package testenv
 
 import (
 	"bufio"
-	"bytes"
-	"context"
 	"encoding/base64"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
-	"time"
 )
 
 // A real boot needs a host that can boot microVMs. Where this one cannot
@@ -48,6 +43,7 @@ func NestedDir() string {
 
 // Guest is a scenario being assembled: Data becomes /data in the guest.
 type Guest struct {
+	Name  string // the session's name, in its console log's file name
 	Shape string
 	Data  string
 	qemu  string // the nested parts (ShapeNested)
@@ -55,10 +51,10 @@ type Guest struct {
 	retried bool
 }
 
-// NewGuest prepares a guest for the test: the nested host where this host
-// cannot boot, this host where it can. The nested host's parts missing is
-// a skip, or a failure in CI (Unavailable).
-func NewGuest(t testing.TB) *Guest {
+// NewGuest prepares the guest session name for the test: the nested host
+// where this host cannot boot, this host where it can. The nested host's
+// parts missing is a skip, or a failure in CI (Unavailable).
+func NewGuest(t testing.TB, name string) *Guest {
 	t.Helper()
 	if skip(t) {
 		return nil
@@ -69,7 +65,7 @@ func NewGuest(t testing.TB) *Guest {
 	}
 	t.Cleanup(func() { _ = os.RemoveAll(data) })
 	if CanBoot() {
-		return &Guest{Shape: ShapeDirect, Data: data}
+		return &Guest{Name: name, Shape: ShapeDirect, Data: data}
 	}
 	dir, _ := filepath.Abs(NestedDir())
 	for _, f := range []string{"key", "vmlinux", "initramfs", "qemu/usr/bin/qemu-system-x86_64"} {
@@ -83,7 +79,7 @@ func NewGuest(t testing.TB) *Guest {
 		Unavailable(t, "mkfs.ext4 not found (the nested guest's data disk)", "apt-get install e2fsprogs")
 		return nil
 	}
-	return &Guest{Shape: ShapeNested, Data: data, qemu: dir}
+	return &Guest{Name: name, Shape: ShapeNested, Data: data, qemu: dir}
 }
 
 // WriteFile writes data at rel under the guest's /data.
@@ -173,6 +169,9 @@ type Step struct {
 	Out  string // standard output
 	Err  string // standard error
 	Secs float64
+	// Diag is what the scenario's on_fail said when the step failed: the
+	// VM's and the agent's own logs, msb's, the guest kernel's.
+	Diag string
 }
 
 // Session is what a guest run reported.
@@ -183,6 +182,9 @@ type Session struct {
 	Notes map[string]string
 	Order []string // the steps, in the order they ran
 	Ended bool     // the scenario ran to its end
+	// Console is the file that keeps this session's console (one a
+	// session and run: a later session never overwrites it).
+	Console string
 }
 
 // Step returns the step name; a step that did not run fails the test.
@@ -239,6 +241,10 @@ func parseSession(shape, log string) *Session {
 			secs, _ := strconv.ParseFloat(f[3], 64)
 			s.Steps[f[1]] = Step{Code: code, Out: unb64(f[4]), Err: unb64(f[5]), Secs: secs}
 			s.Order = append(s.Order, f[1])
+		case len(f) == 3 && f[0] == "diag":
+			st := s.Steps[f[1]]
+			st.Diag = unb64(f[2])
+			s.Steps[f[1]] = st
 		case len(f) >= 2 && f[0] == "note":
 			s.Notes[f[1]] = strings.Join(f[2:], " ")
 		case len(f) == 1 && f[0] == "end":
@@ -256,80 +262,25 @@ now() { cut -d' ' -f1 /proc/uptime; }
 step() {
 	_n=$1; shift
 	_t0=$(now)
+	# A heartbeat while the command runs: the host takes a guest that
+	# prints nothing for minutes for hung (testenv.GuestStall).
+	( while sleep 60; do echo "@@asb beat $_n"; done ) &
+	_hb=$!
 	"$@" >"$DATA/.step.out" 2>"$DATA/.step.err" </dev/null
 	_rc=$?
+	kill $_hb 2>/dev/null
+	wait $_hb 2>/dev/null
 	_t1=$(now)
 	echo "@@asb step $_n $_rc $(awk "BEGIN{print $_t1-$_t0}") x$(base64 <"$DATA/.step.out" | tr -d '\n') x$(base64 <"$DATA/.step.err" | tr -d '\n')"
+	if [ $_rc != 0 ] && [ -z "$_nodiag" ] && command -v on_fail >/dev/null 2>&1; then
+		echo "@@asb diag $_n x$(on_fail "$_n" 2>&1 </dev/null | tail -n 400 | base64 | tr -d '\n')"
+	fi
 	return $_rc
 }
+# expect_fail NAME CMD…: a step whose failure is the point (no on_fail).
+expect_fail() { _nodiag=1; step "$@"; _rc=$?; _nodiag=; return $_rc; }
 note() { echo "@@asb note $*"; }
 `
-
-// Run writes script as /data/run.sh (after guestLib) and runs it in the
-// guest, killed at the latest when limit has passed or ctx ends; nothing
-// it started is left. The session log goes to the test log when it fails.
-func (g *Guest) Run(t testing.TB, ctx context.Context, script string, limit time.Duration) *Session {
-	t.Helper()
-	g.WriteFile(t, "run.sh", []byte("GUEST_SHAPE="+g.Shape+"\n"+guestLib+script+"\necho '@@asb end'\n"), 0o755)
-	parent := ctx
-	ctx, cancel := context.WithTimeout(ctx, limit)
-	defer cancel()
-	var cmd *exec.Cmd
-	if g.Shape == ShapeDirect {
-		cmd = exec.Command("sh", filepath.Join(g.Data, "run.sh"))
-		cmd.Dir, cmd.Env = g.Data, WithEnv(os.Environ(), "DATA="+g.Data)
-	} else {
-		cmd = g.qemuCmd(t)
-	}
-	// The console goes to a file too, to follow a long session (tail -f).
-	var out bytes.Buffer
-	w := io.Writer(&out)
-	// The last session's console stays there, for a look after the run.
-	if f, err := os.Create(filepath.Join(os.TempDir(), "asb-guest-last.log")); err == nil {
-		defer f.Close()
-		w = io.MultiWriter(&out, f)
-		t.Logf("guest console: %s", f.Name())
-	}
-	cmd.Stdout, cmd.Stderr = w, w
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	start := time.Now()
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start the guest: %v", err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	kill := func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	t.Cleanup(kill)
-	var err error
-	select {
-	case err = <-done:
-		kill() // what the scenario started and left (direct runs)
-	case <-ctx.Done():
-		kill()
-		<-done
-		err = fmt.Errorf("killed after %s: %w", time.Since(start).Round(time.Second), ctx.Err())
-	}
-	s := parseSession(g.Shape, out.String())
-	t.Logf("real boot: host shape %s; the guest session took %s (%v)", g.Shape, time.Since(start).Round(100*time.Millisecond), err)
-	for _, n := range s.Order {
-		t.Logf("  step %-18s exit %3d  %6.1fs", n, s.Steps[n].Code, s.Steps[n].Secs)
-	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("guest session console (%s; result lines left out):\n%s", g.Shape, lastLines(consoleOnly(s.Log), 150))
-		}
-	})
-	// Now and then the nested guest's own kernel panics under emulated SVM
-	// (a stack guard page hit in a vCPU thread, once in a CI run): a fault
-	// of the emulation, not of the scenario. Once more, from a fresh disk
-	// (qemuCmd makes it again from Data).
-	if g.Shape == ShapeNested && !s.Ended && strings.Contains(s.Log, "Kernel panic") && !g.retried && parent.Err() == nil {
-		g.retried = true
-		t.Logf("the nested guest's kernel panicked (docs/boot.md): the session runs once more")
-		return g.Run(t, parent, script, limit)
-	}
-	return s
-}
 
 // qemuCmd makes /data into an ext4 disk image and returns the QEMU command
 // that boots the nested guest with it: TCG with several threads (a single
@@ -355,4 +306,25 @@ func (g *Guest) qemuCmd(t testing.TB) *exec.Cmd {
 		"-append", "console=ttyS0 panic=-1 quiet loglevel=1",
 		"-nographic", "-monitor", "none", "-serial", "stdio", "-no-reboot", "-nic", "none",
 		"-drive", "file="+img+",format=raw,if=virtio,cache=unsafe")
+}
+
+// Why is what a failed step's message quotes: the end of what it printed,
+// then each section of what the scenario's on_fail gathered (the agent's
+// own log, msb's logs for each sandbox, the guest kernel's), each cut to
+// its last lines.
+func (st Step) Why() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "exit %d after %.1f s; it printed (the end):\n%s", st.Code, st.Secs, lastLines(strings.TrimRight(st.Out+st.Err, "\n"), 40))
+	if st.Diag == "" {
+		return b.String()
+	}
+	b.WriteString("\nwhat the guest said when it failed:")
+	for _, sec := range strings.Split("\n"+strings.TrimRight(st.Diag, "\n"), "\n== ") {
+		if sec = strings.TrimPrefix(sec, "\n"); sec == "" {
+			continue
+		}
+		head, body, _ := strings.Cut(sec, "\n")
+		fmt.Fprintf(&b, "\n== %s\n%s", strings.TrimPrefix(head, "== "), lastLines(body, 25))
+	}
+	return b.String()
 }

@@ -1,8 +1,15 @@
 package testenv
 
 import (
+	"context"
 	"encoding/base64"
+	"fmt"
+	"io"
+	"os/exec"
+	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // The serial console interleaves the scenario's result lines with other
@@ -28,5 +35,59 @@ func TestParseSession(t *testing.T) {
 	}
 	if parseSession(ShapeNested, "@@asb step cut 0 1.0 x\n").Steps["cut"] != (Step{}) {
 		t.Fatal("a line cut short was read as a step")
+	}
+}
+
+// A failed step's diagnosis comes back with it, and its message quotes
+// each section's last lines.
+func TestParseSessionDiag(t *testing.T) {
+	b := func(s string) string { return "x" + base64.StdEncoding.EncodeToString([]byte(s)) }
+	var long strings.Builder
+	for i := 0; i < 60; i++ {
+		fmt.Fprintf(&long, "agent line %d\n", i)
+	}
+	diag := "== msb ls\nNAME STATUS\nvm Running\n== the agent's own log: x/opencode/log/a.log\n" + long.String()
+	log := "@@asb step agent_run 255 14.7 " + b("") + " " + b("asb: task agent failed: exit status 255\n") + "\n" +
+		"@@asb beat agent_run\n@@asb diag agent_run " + b(diag) + "\n"
+	s := parseSession(ShapeNested, log)
+	st := s.Steps["agent_run"]
+	if st.Code != 255 || st.Diag != diag {
+		t.Fatalf("agent_run: %+v", st)
+	}
+	why := st.Why()
+	for _, want := range []string{"exit 255 after 14.7 s", "task agent failed", "== msb ls\nNAME STATUS\nvm Running",
+		"== the agent's own log: x/opencode/log/a.log", "agent line 59"} {
+		if !strings.Contains(why, want) {
+			t.Errorf("Why() lacks %q:\n%s", want, why)
+		}
+	}
+	if strings.Contains(why, "agent line 34\n") {
+		t.Errorf("Why() quotes more than a section's last lines:\n%s", why)
+	}
+	if len(s.Order) != 1 {
+		t.Errorf("a heartbeat or a diagnosis was read as a step: %v", s.Order)
+	}
+}
+
+// A guest that keeps printing runs to its end however long it takes; one
+// that prints nothing for the stall limit is killed, and the error says so.
+func TestWaitGuestStall(t *testing.T) {
+	run := func(script string) error {
+		cmd := exec.Command("sh", "-c", script)
+		alive := &lastWrite{w: io.Discard}
+		cmd.Stdout, cmd.Stderr = alive, alive
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		alive.touch()
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		return waitGuest(context.Background(), cmd, alive, time.Now(), 800*time.Millisecond)
+	}
+	if err := run("for i in 1 2 3 4 5 6 7 8; do echo beat; sleep 0.25; done"); err != nil {
+		t.Errorf("a guest printing every 0.25 s for 2 s, stall limit 0.8 s: %v", err)
+	}
+	err := run("echo started; sleep 30")
+	if err == nil || !strings.Contains(err.Error(), "printed nothing") {
+		t.Errorf("a guest silent for 30 s, stall limit 0.8 s: %v, want it killed as hung", err)
 	}
 }

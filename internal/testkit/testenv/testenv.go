@@ -318,6 +318,16 @@ func RunErr(ctx context.Context, dir string, env []string, in []byte, argv ...st
 	return o.Bytes(), e.Bytes(), err
 }
 
+// MachinePolicyEnv names the machine policy file a test binary's asb
+// reads instead of /etc/asb/policy.yaml (none when unset, so no test
+// depends on the machine it runs on). Only test binaries read it: the
+// product's Factory takes its machine policy from no variable, so a user
+// cannot move the administrator's floor.
+const MachinePolicyEnv = "ASB_TEST_MACHINE_POLICY"
+
+// MachinePolicy is the machine policy a test binary's asb reads.
+func MachinePolicy() string { return os.Getenv(MachinePolicyEnv) }
+
 // PrivateState points XDG_STATE_HOME, where asb keeps its users' approvals
 // of outer folders (asb trust), at a fresh folder for this test binary and
 // the asb it runs, so that no test reads or writes the real user's; the
@@ -331,4 +341,14 @@ func PrivateState() func() {
 		panic(err)
 	}
 	return func() { _ = os.RemoveAll(dir) }
+}
+
+// Slow skips t under go test -short (make test-fast): a test that runs
+// many whole asb processes, or the stand-ins' scripts, which
+// make test-stand-ins and make test run.
+func Slow(t testing.TB) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: whole processes, run by make test-stand-ins and make test")
+	}
 }

@@ -89,6 +89,13 @@ func runAdd(ctx context.Context, o *Options) error {
 	if err != nil {
 		return err
 	}
+	// The policy in force, at this door too: the new agent's hosts and key.
+	if probs, err := u.PolicyIntroduced(cmdutil.Judge(o.Factory)); err != nil || len(probs) > 0 {
+		if err == nil {
+			err = &outer.PolicyRefusedError{Dir: dir, Problems: probs}
+		}
+		return err
+	}
 	w := o.Factory.IO.Out
 	if err := u.Print(ctx, w, o.Git, o.DryRun); err != nil {
 		return err

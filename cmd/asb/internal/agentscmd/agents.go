@@ -11,6 +11,7 @@ import (
 
 	"github.com/agents-sandbox/asb/cmd/asb/internal/cmdutil"
 	"github.com/agents-sandbox/asb/generator"
+	"github.com/agents-sandbox/asb/internal/termtext"
 )
 
 // Options are the parsed command line of `asb agents`.
@@ -61,7 +62,7 @@ func Run(o *Options) error {
 		rows = append(rows, row{a.Name, a.Description, a.Version, a.NPMPackage, a.KeyVar, a.Hosts, a.ConfigDir, a.MountTarget})
 	}
 	if o.JSON {
-		enc := json.NewEncoder(o.Factory.IO.Out)
+		enc := json.NewEncoder(termtext.JSON(o.Factory.IO.Out))
 		enc.SetIndent("", "  ")
 		return enc.Encode(rows)
 	}

@@ -6,11 +6,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/agents-sandbox/asb/cmd/asb/internal/cmdutil"
+	"github.com/agents-sandbox/asb/internal/termtext"
 	"github.com/agents-sandbox/asb/outer"
+	"github.com/agents-sandbox/asb/schema"
 	"github.com/agents-sandbox/asb/serve"
 )
 
@@ -89,7 +92,7 @@ func Run(o *Options) error {
 	b := f.Summarize()
 	if o.Target == "kubernetes" {
 		if o.Format == "json" {
-			return json.NewEncoder(o.Factory.IO.Out).Encode(struct {
+			return json.NewEncoder(termtext.JSON(o.Factory.IO.Out)).Encode(struct {
 				Dir    string  `json:"dir"`
 				Target string  `json:"target"`
 				Points []Point `json:"points"`
@@ -104,7 +107,7 @@ func Run(o *Options) error {
 		return err
 	}
 	if o.Format == "json" {
-		enc := json.NewEncoder(o.Factory.IO.Out)
+		enc := json.NewEncoder(termtext.JSON(o.Factory.IO.Out))
 		enc.SetIndent("", "  ")
 		return enc.Encode(struct {
 			*outer.Boundary
@@ -115,26 +118,41 @@ func Run(o *Options) error {
 	b.Print(o.Factory.IO.Out)
 	w := o.Factory.IO.Out
 	printServed(w, sv)
-	if appr.Trusted {
+	switch {
+	case appr.Trusted:
 		fmt.Fprintf(w, "\nApproval: asb task runs this folder: %s.\n", appr.Why)
-	} else {
-		fmt.Fprintf(w, "\nApproval: not approved: %s. asb task runs nothing of it (not its Taskfile, configs or image) until asb trust; asb trust --show shows how it differs from asb's render.\n", appr.Why)
+	case len(appr.Refused) > 0:
+		fmt.Fprintln(w, "\nApproval: refused by the policy in force (below): asb task runs nothing of it, whatever asb trust says.")
+	default:
+		fmt.Fprintf(w, "\nApproval: not approved: %s. asb task runs nothing of it (not its Taskfile, configs or image) until asb trust; asb trust --show shows what it grants and what changed.\n", appr.Why)
 	}
+	printPolicy(w, appr, o.Factory)
 	return nil
 }
 
-// Approval is whether asb task runs the folder as it is (outer.CheckTrust).
+// Approval is whether asb task runs the folder as it is (outer.Judge),
+// and the policy files in force.
 type Approval struct {
-	Trusted bool   `json:"trusted"`
-	Why     string `json:"why"`
+	Trusted bool     `json:"trusted"`
+	Why     string   `json:"why"`
+	Policy  []string `json:"policy"`
+	// Refused are the policy's refusals of this folder.
+	Refused []string `json:"refused,omitempty"`
 }
 
 func approval(f *cmdutil.Factory, dir string) Approval {
-	v, err := outer.CheckTrust(dir, f.Templates, f.Getenv)
+	v, err := cmdutil.Judge(f).Check(dir)
 	if err != nil {
-		return Approval{Why: err.Error()}
+		return Approval{Why: err.Error(), Policy: []string{}}
 	}
-	return Approval{Trusted: v.Trusted, Why: v.Why}
+	a := Approval{Trusted: v.Trusted, Why: v.Why, Policy: v.Policy.Files()}
+	if a.Policy == nil {
+		a.Policy = []string{}
+	}
+	for _, p := range v.Refused {
+		a.Refused = append(a.Refused, p.String())
+	}
+	return a
 }
 
 // Served is the agent's server asb serve forwards a host port to (nil when
@@ -166,4 +184,23 @@ func printServed(w io.Writer, sv *Served) {
 	}
 	fmt.Fprintf(w, "\nServed: the agent's server at %s (host 127.0.0.1:%d → VM port %d; 127.0.0.1 only), password %s, notifications %s.\n",
 		sv.URL, sv.Port, sv.GuestPort, sv.Password, sv.Notify)
+}
+
+// printPolicy names the policy files in force, and what of this folder
+// they refuse.
+func printPolicy(w io.Writer, a Approval, f *cmdutil.Factory) {
+	if len(a.Policy) == 0 {
+		var files []string // the machine's is none in a test binary
+		for _, p := range []string{f.MachinePolicy, schema.UserPolicyPath(f.Getenv)} {
+			if p != "" {
+				files = append(files, p)
+			}
+		}
+		fmt.Fprintf(w, "Policy: none in force (%s).\n", strings.Join(files, ", "))
+		return
+	}
+	fmt.Fprintf(w, "Policy: %s.\n", strings.Join(a.Policy, ", "))
+	for _, r := range a.Refused {
+		fmt.Fprintf(w, "  refused: %s\n", r)
+	}
 }

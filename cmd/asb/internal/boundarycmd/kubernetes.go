@@ -33,7 +33,7 @@ func kubernetesPoints(b *outer.Boundary) []Point {
 		{"isolation", "a microVM with its own kernel (msb, KVM)",
 			"what the RuntimeClass gives: kata, a microVM per pod (its own kernel, as locally); gvisor, a kernel in user space that intercepts system calls (no hardware virtualization boundary); none, the node's kernel shared with every pod (namespaces, seccomp, no capabilities)", "depends"},
 		{"files", "only the listed mounts; never the outer folder, $HOME or secrets.env",
-			"no folder of any machine: /workspace is a volume cloned from the recorded origin, /home/dev a volume per claim, the agent's config a read-only ConfigMap; no service account token is mounted", "yes"},
+			"no folder of any machine: /workspace is a volume filled from the recorded origin, cloned on your machine by asb kube agent (the pod reaches no git host), /home/dev a volume per claim, /tmp in memory, the agent's config a read-only ConfigMap; no service account token is mounted", "yes"},
 		{"network", "msb enforces the allow list by name (DNS and TLS), the deny list, and keeps private ranges out", networkOnCluster(b.Network), "depends"},
 		{"ports", "forwarded from 127.0.0.1 on your host", "no ingress is allowed; reach a port with kubectl port-forward, which anyone with that right in the namespace can", "depends"},
 		{"approval", "asb task runs only a folder that is asb's render or approved by you",
@@ -62,7 +62,7 @@ func networkOnCluster(nw outer.NetworkView) string {
 	case "public", "default":
 		s = "the NetworkPolicy lets DNS and the public internet out, private ranges kept out by address" + where
 	default:
-		s = fmt.Sprintf("the NetworkPolicy lets only DNS out%s; the allow list (%d hosts) is enforced only by Cilium's toFQDNs (by DNS answers, not TLS names), so on another CNI the agent reaches none of them", where, len(nw.Allow))
+		s = fmt.Sprintf("the allow list (%d hosts) is enforced only by Cilium (asb export --egress cilium, the default): its toFQDNs by DNS answers, not TLS names, and DNS for those names only; the NetworkPolicy lets nothing else out%s. With --egress none, or on another CNI, the NetworkPolicy lets only DNS out and the agent reaches none of the hosts", len(nw.Allow), where)
 	}
 	if len(nw.Deny) > 0 {
 		s += "; the deny list is not enforced"

@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/agents-sandbox/asb/host"
+	"github.com/agents-sandbox/asb/internal/termtext"
 	"github.com/agents-sandbox/asb/runner"
 )
 
@@ -30,6 +31,25 @@ type IOStreams struct {
 // System returns the process's own streams.
 func System() *IOStreams {
 	return &IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}
+}
+
+// Printing returns s with Out and ErrOut shown through asb's one printer
+// (internal/termtext): a control character in what any command prints (a
+// diff of the VM's commit, a Dockerfile line, a name from msb's log) is
+// shown visibly, never obeyed by the terminal. root wraps the streams of
+// every command in it; asb's own colour goes through termtext.Fprint.
+func Printing(s *IOStreams) *IOStreams {
+	return &IOStreams{In: s.In, Out: termtext.New(s.Out), ErrOut: termtext.New(s.ErrOut)}
+}
+
+// Flush writes what the printers hold back (the start of a character a
+// later write would have completed).
+func (s *IOStreams) Flush() {
+	for _, w := range []io.Writer{s.Out, s.ErrOut} {
+		if tw, ok := w.(*termtext.Writer); ok {
+			_ = tw.Flush()
+		}
+	}
 }
 
 // Factory carries the dependencies of the commands.
@@ -47,9 +67,14 @@ type Factory struct {
 	// Engine runs a resolved `asb task` (runner/engine, in its own
 	// executable: see runner.ExecEngine); tests run it in process.
 	Engine func(ctx context.Context, spec runner.EngineSpec, io *IOStreams) error
-	// Exec replaces asb with a command (the last one of a warm run); nil
-	// runs it as a child instead (tests).
+	// Exec replaces asb with a command (asb secret exec's msb); nil runs it
+	// as a child instead (tests).
 	Exec func(argv, env []string, dir string) error
+	// MachinePolicy is the administrator's policy file,
+	// schema.MachinePolicyPath. No environment variable moves it (a user
+	// could then leave the administrator's floor): only the test binary
+	// sets another.
+	MachinePolicy string
 }
 
 // UsageError is a mistake in the command line (exit code 2).

@@ -26,7 +26,12 @@ func EditFolder(ctx context.Context, f *Factory, dirFlag, what string) (fo *oute
 		return nil, nil, err
 	}
 	CleanStaging(dir, f.IO.ErrOut)
-	fo, err = outer.Open(dir, outer.Options{Getenv: f.Getenv, Agents: Agents(f)})
+	pol, err := Judge(f).Policy()
+	if err != nil {
+		lock.Release()
+		return nil, nil, err
+	}
+	fo, err = outer.Open(dir, outer.Options{Getenv: f.Getenv, Agents: Agents(f), Policy: pol})
 	if err != nil {
 		lock.Release()
 		return nil, nil, err
@@ -35,17 +40,24 @@ func EditFolder(ctx context.Context, f *Factory, dirFlag, what string) (fo *oute
 	return fo, func() { keep(); lock.Release() }, nil
 }
 
+// Judge is who decides whether a folder may run (outer.Judge), with this
+// run's templates, environment and machine policy.
+func Judge(f *Factory) outer.Judge {
+	return outer.Judge{Templates: f.Templates, Getenv: f.Getenv, MachinePolicy: f.MachinePolicy}
+}
+
 // KeepApproval notes whether the outer folder dir is trusted before an edit
 // asb makes for the user; the returned func, called after the edit, keeps
-// it approved with its new content (outer.ApproveEdit). A folder that was
-// not trusted stays so: an edit approves nothing.
+// it approved with its new content and answers (outer.ApproveEdit). A
+// folder that was not trusted stays so: an edit approves nothing.
 func KeepApproval(f *Factory, dir string) func() {
-	before, err := outer.CheckTrust(dir, f.Templates, f.Getenv)
+	j := Judge(f)
+	before, err := j.Check(dir)
 	if err != nil || !before.Trusted {
 		return func() {}
 	}
 	return func() {
-		if err := outer.ApproveEdit(dir, before, f.Getenv); err != nil {
+		if err := outer.ApproveEdit(dir, before, j); err != nil {
 			fmt.Fprintf(f.IO.ErrOut, "asb: warning: the folder changed but its approval was not recorded (asb trust records it): %v\n", err)
 		}
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/agents-sandbox/asb/cmd/asb/internal/cmdutil"
 	"github.com/agents-sandbox/asb/host"
+	"github.com/agents-sandbox/asb/internal/termtext"
 	"github.com/agents-sandbox/asb/runner"
 )
 
@@ -97,7 +98,7 @@ func Run(ctx context.Context, o *Options) error {
 	}
 	rep := Tally(fleet)
 	if o.Format == "json" {
-		enc := json.NewEncoder(o.IO.Out)
+		enc := json.NewEncoder(termtext.JSON(o.IO.Out))
 		enc.SetIndent("", "  ")
 		return enc.Encode(rep)
 	}

@@ -12,6 +12,9 @@ import (
 
 	"github.com/agents-sandbox/asb/cmd/asb/internal/cmdutil"
 	"github.com/agents-sandbox/asb/host"
+	"github.com/agents-sandbox/asb/internal/termtext"
+	"github.com/agents-sandbox/asb/outer"
+	"github.com/agents-sandbox/asb/schema"
 )
 
 // Options are the parsed command line of `asb doctor`.
@@ -23,6 +26,11 @@ type Options struct {
 	// Needs are the disk limits of the outer folder --boot runs in (nil
 	// outside one): checked against the host's free disk.
 	Needs func() []host.DiskNeed
+	// Folder are the checks of the outer folder doctor runs in, on this
+	// host (its secrets' commands); none outside one.
+	Folder func() []host.Check
+	// Policy reports the policy files in force (nil: not checked).
+	Policy func() host.Check
 }
 
 // NewCmd returns `asb doctor`.
@@ -31,12 +39,8 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 }
 
 // newCmd lets tests swap the run function.
-func newCmd(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
-	opts := &Options{IO: f.IO, Host: f.Host, Needs: func() []host.DiskNeed { return folderNeeds(f) }}
-	cmd := &cobra.Command{
-		Use:   "doctor",
-		Short: "Check that this machine can run the agent's microVM",
-		Long: `Check what the agent's microVM needs on this machine, one line per check:
+// doctorLong is doctor's help: one line per check it makes.
+var doctorLong = `Check what the agent's microVM needs on this machine, one line per check:
 
   msb              microsandbox's CLI on PATH
   msb version      ` + host.MinMSB + ` or a later 0.7 release, looked up in asb's table of
@@ -48,6 +52,11 @@ func newCmd(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cob
   image builder    a docker whose daemon answers, or podman
   free disk        in the current folder (a warning under 10 GiB)
   msb doctor       microsandbox's own verdict
+  secret commands  in an outer folder: the program of each secret's command
+                   (asb secret add --from) is found here; never run
+  policy           the policy files in force (/etc/asb/policy.yaml, the
+                   administrator's; ~/.config/asb/policy.yaml, yours): what
+                   no outer folder may ask for (docs/trust.md)
 
 ✓ passed, ! a warning, ✗ failed (with how to fix it underneath), - not
 checked. asb doctor exits 1 when the agent cannot run here: msb missing or
@@ -62,7 +71,16 @@ of a doomed boot. image:build and image:load do not need it. In an outer
 folder it also checks that the disk limits fit the free disk: the root disk
 and the container disk (asb limit ls) under MSB_HOME, the workspace quota
 in the folder.
-` + host.SkipEnv + `=1 skips that check, for a host where asb's reading is wrong.`,
+` + host.SkipEnv + `=1 skips that check, for a host where asb's reading is wrong.`
+
+func newCmd(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
+	opts := &Options{IO: f.IO, Host: f.Host, Needs: func() []host.DiskNeed { return folderNeeds(f) },
+		Folder: func() []host.Check { return folderChecks(f) },
+		Policy: func() host.Check { return policyCheck(f) }}
+	cmd := &cobra.Command{
+		Use:   "doctor",
+		Short: "Check that this machine can run the agent's microVM",
+		Long:  doctorLong,
 		Example: `  # Is this machine ready?
   asb doctor
 
@@ -104,9 +122,15 @@ func Run(ctx context.Context, o *Options) error {
 		return runBoot(ctx, o)
 	}
 	r := host.Doctor(ctx, o.Host)
+	if o.Folder != nil {
+		r.Checks = append(r.Checks, o.Folder()...)
+	}
+	if o.Policy != nil {
+		r.Checks = append(r.Checks, o.Policy())
+	}
 	var err error
 	if o.Format == "json" {
-		enc := json.NewEncoder(o.IO.Out)
+		enc := json.NewEncoder(termtext.JSON(o.IO.Out))
 		enc.SetIndent("", "  ")
 		blocking := r.Blocking()
 		if blocking == nil {
@@ -166,7 +190,7 @@ func runBoot(ctx context.Context, o *Options) error {
 		if checks == nil {
 			checks = []host.Check{}
 		}
-		enc := json.NewEncoder(o.IO.Out)
+		enc := json.NewEncoder(termtext.JSON(o.IO.Out))
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(bootJSON{OK: r.OK(), Skipped: r.Skipped, Checks: checks}); err != nil {
 			return fmt.Errorf("print the report: %w", err)
@@ -209,4 +233,19 @@ func printChecks(b *strings.Builder, checks []host.Check) {
 			fmt.Fprintf(b, "  %*s  fix: %s\n", width, "", c.Fix)
 		}
 	}
+}
+
+// policyCheck is the line of the policy files in force; one asb cannot
+// read stops every folder, so it blocks.
+func policyCheck(f *cmdutil.Factory) host.Check {
+	c := host.Check{Name: "policy", Status: host.StatusOK, Blocking: true}
+	user := schema.UserPolicyPath(f.Getenv)
+	p, err := cmdutil.Judge(f).Policy()
+	if err != nil {
+		c.Status, c.Detail = host.StatusFail, err.Error()
+		c.Fix = "fix the policy file (docs/trust.md lists its keys)"
+		return c
+	}
+	c.Detail = outer.PolicyFilesLine(p, f.MachinePolicy, user)
+	return c
 }

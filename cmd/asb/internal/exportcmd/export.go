@@ -25,6 +25,9 @@ type Options struct {
 	Image        string
 	Output       string
 	Sessions     []string
+	Egress       string
+	StorageClass string
+	Apply        bool
 }
 
 // NewCmd returns `asb export` with its one target, kubernetes.
@@ -42,31 +45,36 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 func newKubernetesCmd(f *cmdutil.Factory) *cobra.Command {
 	opts := &Options{Factory: f}
 	cmd := &cobra.Command{
-		Use:   "kubernetes [--runtime-class kata|gvisor|NAME|none] [--image REF] [-o DIR] [--session NAME ...]",
+		Use:   "kubernetes [--runtime-class kata|gvisor|NAME|none] [--image REF] [--egress cilium|none] [--storage-class NAME] [-o DIR | --apply] [--session NAME ...]",
 		Short: "Render the folder as Kubernetes agent-sandbox resources (SandboxTemplate, a SandboxClaim per session)",
 		Long: `Render the outer folder as resources of Kubernetes' agent-sandbox
 (sigs.k8s.io/agent-sandbox): a SandboxTemplate (the toolchain image, the
-CPUs and memory of sandbox.yaml, the agent as the command, dev as the user,
-/workspace cloned from asb.yaml's recorded origin at its commit, the agent's
-config read-only from a ConfigMap, /home/dev and /workspace on persistent
-volumes), a SandboxWarmPool with no spares, a SandboxClaim per --session (one
-named after the folder without), the egress policy (a NetworkPolicy that
-allows DNS only, and the allow list as a CiliumNetworkPolicy with toFQDNs)
-and each secret as a reference to a key of the Secret NAME-secrets, which you
-create: no value is ever written.
+CPUs, memory and root disk of the folder, dev as the user, the agent's
+config read-only from a ConfigMap, /tmp in memory of tmp-size, /home/dev and
+/workspace on volume claims, the workspace of the workspace quota), a
+SandboxWarmPool with no spares, a SandboxClaim per --session (one named after
+the folder without), the egress policy (a NetworkPolicy, and with
+--egress cilium the allow list as a CiliumNetworkPolicy with toFQDNs and DNS
+for those names only) and each secret as a reference to a key of the Secret
+NAME-secrets, which you create: no value is ever written. The pod reaches no
+git host: asb kube agent delivers the workspace.
 
 Without -o the resources go to standard output as one stream for
 kubectl apply -f -; with -o DIR one file each, numbered in apply order, and
-NOTES.txt. The notes (on standard error) say what is not enforced on the
-cluster; asb boundary --target kubernetes says what differs from the VM.
-See docs/kubernetes.md.`,
+NOTES.txt; with --apply they are applied to the cluster of your kubeconfig
+(server-side apply), after checking it serves every kind. The notes (on
+standard error) say what is not enforced on the cluster and what the export
+assumes; asb boundary --target kubernetes says what differs from the VM.
+See docs/kubernetes.md.
+`,
 		Example: `  # Push the toolchain image first, then:
   asb export kubernetes --image registry.example.com/team/demo:opencode -o k8s/
   kubectl create secret generic demo-secrets --from-env-file=secrets.env
   kubectl apply -f k8s/
 
-  # Two sessions, Kata Containers (a microVM per pod)
-  asb export kubernetes --runtime-class kata --session fix-login --session docs | kubectl apply -f -`,
+  # Two sessions, Kata Containers (a microVM per pod), applied to your cluster
+  asb export kubernetes --runtime-class kata --session fix-login --session docs --apply
+  asb kube agent --session fix-login`,
 		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return Run(cmd.Context(), opts)
@@ -78,6 +86,10 @@ See docs/kubernetes.md.`,
 	fl.StringVar(&opts.Image, "image", "", "the toolchain image as pushed to your registry (default: sandbox.yaml's local tag)")
 	fl.StringVarP(&opts.Output, "output", "o", "", "write one file per resource into this folder (default: standard output)")
 	fl.StringArrayVar(&opts.Sessions, "session", nil, "a session: one SandboxClaim (and pod) each; repeat for more (default: every session of the folder, asb session ls)")
+	fl.StringVar(&opts.Egress, "egress", "cilium", "how the allow list is enforced: cilium (a CiliumNetworkPolicy) or none (no CNI policy: the list is not enforced, the pod reaches DNS only)")
+	fl.StringVar(&opts.StorageClass, "storage-class", "", "the volume claims' StorageClass (default: the cluster's default)")
+	fl.BoolVar(&opts.Apply, "apply", false, "apply the resources to the cluster of your kubeconfig (server-side apply) instead of printing them")
+	cmd.MarkFlagsMutuallyExclusive("apply", "output")
 	return cmd
 }
 
@@ -95,9 +107,12 @@ func Run(ctx context.Context, o *Options) error {
 	if err != nil {
 		return err
 	}
-	args := []string{"--dir", dir, "--runtime-class", o.RuntimeClass, "--image", o.Image}
+	args := []string{"--dir", dir, "--runtime-class", o.RuntimeClass, "--image", o.Image, "--egress", o.Egress, "--storage-class", o.StorageClass}
 	if o.Output != "" {
 		args = append(args, "--output", o.Output)
+	}
+	if o.Apply {
+		args = append(args, "--apply")
 	}
 	sessions, err := sessionNames(dir, o.Sessions)
 	if err != nil {

@@ -42,6 +42,10 @@ const initExample = `  # A new outer folder for OpenCode
   asb init --agent opencode --workspace https://github.com/me/app.git \
     --cpus 4 --memory 8G --secret GITHUB_TOKEN@api.github.com,github.com myproj
 
+  # Your own checkout as the workspace: workspace/ is a clone of it, and
+  # asb.yaml records its remote (origin) for teammates, never the path
+  asb init --agent opencode --workspace ~/src/myapp myapp-sandbox
+
   # Allow one more host, forward the dev server's port
   asb init --agent opencode --allow registry.npmjs.org --port 5173:5173 myproj`
 
@@ -56,7 +60,8 @@ func addFlags(cmd *cobra.Command, opts *Options, def schema.InitOptions, agents 
 	fl.StringVar(&opts.Init.Network, "network", def.Network, "egress: allow (deny all but the agent's and secrets' hosts), balanced (allow plus common development hosts: package registries, GitHub), public (the whole internet) or none")
 	fl.StringArrayVar(&opts.Init.Allow, "allow", nil, "allow egress to HOST, e.g. registry.npmjs.org or *.example.com (repeatable)")
 	fl.StringArrayVar(&opts.Init.Ports, "port", nil, "forward a host port to the VM: HOST:GUEST (repeatable)")
-	fl.StringVar(&opts.Init.Workspace, "workspace", "", "git clone URL or PATH into workspace/ (default: an empty workspace/)")
+	fl.StringVar(&opts.Init.Workspace, "workspace", "", "workspace/ from a git URL, or from PATH: a clone of your checkout (its remote recorded for teammates) or a copy of a plain folder (default: an empty workspace/)")
+	fl.StringVar(&opts.WorkspaceRemote, "workspace-remote", "", "the remote of --workspace PATH's checkout whose URL teammates clone (default: origin)")
 	fl.StringVar(&opts.Init.BaseImage, "base-image", def.BaseImage, "base image of toolchain/Dockerfile")
 	fl.StringVar(&opts.Init.AgentVersion, "agent-version", "", "version of the agent installed in the image (default: the preset's pin)")
 	fl.StringVar(&opts.Init.IdleTimeout, "idle-timeout", "", "stop the VM after this long with no client attached, e.g. 2h (default "+schema.DefaultIdleTimeout+"; never while a session is open)")

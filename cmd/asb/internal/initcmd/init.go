@@ -28,15 +28,19 @@ type Options struct {
 	Dir     string
 	Init    schema.InitOptions
 	Secrets []string // raw --secret values
-	DryRun  bool
-	Force   bool
-	NoGit   bool
+	// WorkspaceRemote names the remote of a local --workspace checkout
+	// whose URL is recorded for teammates ("": origin).
+	WorkspaceRemote string
+	DryRun          bool
+	Force           bool
+	NoGit           bool
 	// ImportHostConfig copies the agent's settings from the host's $HOME.
 	ImportHostConfig bool
 	Git              runner.Git
 	Getenv           func(string) string
 	Agents           []schema.Agent
 	Version          string // asb's, for the record
+	MachinePolicy    string // the administrator's policy file (Factory's)
 	// changed reports whether a flag was given (re-init applies those to
 	// the files the user edited); nil: none was.
 	changed func(flag string) bool
@@ -45,7 +49,7 @@ type Options struct {
 // NewCmd returns `asb init`. runF replaces the run function in tests.
 func NewCmd(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
 	def := generator.DefaultOptions("", "")
-	opts := &Options{IO: f.IO, Templates: f.Templates, Getwd: f.Getwd, Getenv: f.Getenv, Init: def, Version: f.Version}
+	opts := &Options{IO: f.IO, Templates: f.Templates, Getwd: f.Getwd, Getenv: f.Getenv, Init: def, Version: f.Version, MachinePolicy: f.MachinePolicy}
 	agents, _ := generator.Agents(f.Templates)
 	cmd := &cobra.Command{
 		Use:     "init --agent AGENT [DIR]",
@@ -85,6 +89,9 @@ func Run(ctx context.Context, o *Options) error {
 		// A clone of a shared outer folder: set it up, as asb sync does.
 		if dir, err := o.absDir(); err == nil && fileExists(filepath.Join(dir, schema.RecordFile)) {
 			fmt.Fprintln(o.IO.ErrOut, "asb: this is an outer folder made by asb ("+schema.RecordFile+"): setting up this clone, as asb sync does")
+			if err := cmdutil.Gate(ctx, o.IO, o.judge(), dir, cmdutil.IsTerminal(o.IO.In), false); err != nil {
+				return err
+			}
 			return outer.Sync(ctx, dir, o.Git, outer.Options{Getenv: o.Getenv, Agents: o.Agents}, o.IO.Out)
 		}
 	}
@@ -100,6 +107,7 @@ func Run(ctx context.Context, o *Options) error {
 		return err
 	}
 	defer lock.Release()
+	keep := o.keepApproval(p.dir)
 	res, err := o.write(ctx, p)
 	if err != nil {
 		return err
@@ -107,6 +115,9 @@ func Run(ctx context.Context, o *Options) error {
 	re, err := o.reapply(p, res)
 	if err != nil {
 		return err
+	}
+	if err := keep(); err != nil {
+		fmt.Fprintf(o.IO.ErrOut, "asb: warning: the folder was written but its approval was not recorded (asb trust records it): %v\n", err)
 	}
 	report(o.IO.Out, res.changes, false)
 	p.imported.report(o.IO.Out)
@@ -137,9 +148,9 @@ func (o *Options) prepare() (*prepared, error) {
 	}
 	if o.Init.Name == "" {
 		o.Init.Name = filepath.Base(dir)
-		if !schema.ValidProjectName(o.Init.Name) {
-			return nil, fmt.Errorf("the folder name %q is not a valid project name (lowercase letters, digits and dashes); pass --name, e.g. --name %s",
-				o.Init.Name, suggestName(o.Init.Name))
+		if re := schema.ProjectName(o.Init.Name); re != nil {
+			return nil, fmt.Errorf("the folder name %q is not a project name: %s; pass --name, e.g. --name %s",
+				o.Init.Name, re.Fix, suggestName(o.Init.Name))
 		}
 	}
 	for _, s := range o.Secrets {
@@ -152,8 +163,14 @@ func (o *Options) prepare() (*prepared, error) {
 	if err := o.resolveWorkspace(); err != nil {
 		return nil, err
 	}
+	if err := o.checkWorkspaceRemote(); err != nil {
+		return nil, err
+	}
 	plan, err := generator.Render(o.Templates, o.Init)
 	if err != nil {
+		return nil, err
+	}
+	if err := o.checkPolicy(dir, plan); err != nil {
 		return nil, err
 	}
 	var imported *hostImport
@@ -190,7 +207,7 @@ func (o *Options) resolveWorkspace() error {
 		return err
 	}
 	if fi, err := os.Stat(src); err != nil || !fi.IsDir() {
-		return fmt.Errorf("--workspace %q is neither a URL nor a folder; give a git URL or the path of a local repository", o.Init.Workspace)
+		return fmt.Errorf("--workspace %q is neither a URL nor a folder; give a git URL, or the path of a checkout or a folder of yours", o.Init.Workspace)
 	}
 	o.Init.Workspace = src
 	return nil
@@ -208,7 +225,11 @@ func (o *Options) dryRun(ctx context.Context, p *prepared) error {
 	report(o.IO.Out, changes, true)
 	p.imported.report(o.IO.Out)
 	if o.Init.Workspace != "" {
-		fmt.Fprintf(o.IO.Out, "would clone %s into workspace/\n", o.Init.Workspace)
+		verb := "clone"
+		if !looksLikeURL(o.Init.Workspace) && !runner.IsRepoRoot(o.Init.Workspace) {
+			verb = "copy"
+		}
+		fmt.Fprintf(o.IO.Out, "would %s %s into workspace/\n", verb, o.Init.Workspace)
 	}
 	if !o.NoGit && !o.Git.IsRepo(ctx, p.dir) {
 		fmt.Fprintln(o.IO.Out, "would run git init")
@@ -220,4 +241,22 @@ func (o *Options) dryRun(ctx context.Context, p *prepared) error {
 func fileExists(p string) bool {
 	fi, err := os.Stat(p)
 	return err == nil && fi.Mode().IsRegular()
+}
+
+// checkWorkspaceRemote refuses --workspace-remote without a local checkout
+// to name it in, or a name git would not take for a remote.
+func (o *Options) checkWorkspaceRemote() error {
+	r := o.WorkspaceRemote
+	if r == "" {
+		return nil
+	}
+	if o.Init.Workspace == "" || looksLikeURL(o.Init.Workspace) {
+		return &cmdutil.UsageError{Err: fmt.Errorf("--workspace-remote %s names a remote of a local checkout: give its path with --workspace PATH", r)}
+	}
+	if strings.HasPrefix(r, "-") || strings.IndexFunc(r, func(c rune) bool {
+		return !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune("._-", c))
+	}) >= 0 {
+		return &cmdutil.UsageError{Err: fmt.Errorf("--workspace-remote %q is not a remote name (letters, digits, '.', '_' and '-', not first)", r)}
+	}
+	return nil
 }

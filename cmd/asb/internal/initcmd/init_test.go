@@ -222,13 +222,14 @@ func TestSuggestName(t *testing.T) {
 	for in, want := range map[string]string{
 		"Bad_Dir": "bad-dir", "My Project!": "my-project", "___": "my-project", "ok-1": "ok-1",
 		strings.Repeat("a", 80): strings.Repeat("a", 63), "Ünïcode": "n-code",
+		"2048": "project-2048", "x-": "x",
 	} {
 		got := suggestName(in)
 		if got != want {
 			t.Errorf("suggestName(%q) = %q, want %q", in, got, want)
 		}
-		if !schema.ValidProjectName(got) {
-			t.Errorf("suggestName(%q) = %q, which is not a valid name", in, got)
+		if re := schema.ProjectName(got); re != nil {
+			t.Errorf("suggestName(%q) = %q, which is not a valid name: %v", in, got, re)
 		}
 	}
 }
@@ -240,6 +241,28 @@ func TestLooksLikeURL(t *testing.T) {
 	} {
 		if got := looksLikeURL(s); got != want {
 			t.Errorf("looksLikeURL(%q) = %v, want %v", s, got, want)
+		}
+	}
+}
+
+// init refuses a name the Kubernetes export could not use (a trailing
+// dash, a leading digit: the API server takes only DNS labels), by --name
+// and by the folder's name, and says the rule; nothing is written.
+func TestNamesTheExportCannotUseAreRefused(t *testing.T) {
+	const rule = "starting with a letter and ending with a letter or digit"
+	for _, args := range [][]string{
+		{"--agent", "opencode", "--name", "x-", "out"},
+		{"--agent", "opencode", "--name", "1demo", "out"},
+		{"--agent", "opencode", "2048"},
+		{"--agent", "opencode", "--name", strings.Repeat("a", 64), "out"},
+	} {
+		wd := t.TempDir()
+		_, err := run(t, wd, nil, args...)
+		if err == nil || !strings.Contains(err.Error(), rule) {
+			t.Errorf("%v: %v; want a refusal saying %q", args, err, rule)
+		}
+		if entries, _ := os.ReadDir(wd); len(entries) > 0 {
+			t.Errorf("%v wrote %v", args, entries)
 		}
 	}
 }

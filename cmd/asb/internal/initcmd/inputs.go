@@ -98,5 +98,12 @@ func looksLikeURL(s string) bool {
 	return strings.Contains(s, "://") || (strings.Contains(s, "@") && strings.Contains(s, ":") && !strings.HasPrefix(s, "/"))
 }
 
-// suggestName turns a folder name into a valid project name.
-func suggestName(s string) string { return schema.SanitizeName(s, 63, "my-project") }
+// suggestName turns a folder name into a valid project name (one that
+// starts with a digit gets "project-" before it).
+func suggestName(s string) string {
+	n := schema.SanitizeName(s, schema.MaxProjectName, "my-project")
+	if n[0] >= '0' && n[0] <= '9' {
+		n = schema.SanitizeName("project-"+n, schema.MaxProjectName, "my-project")
+	}
+	return n
+}

@@ -80,6 +80,7 @@ func nextSteps(w io.Writer, o *Options, plan *generator.Plan, res *written) {
 	if kept > 0 {
 		fmt.Fprintf(w, "\n%d file(s) you edited were kept; --force overwrites them (keeping .orig copies).\n", kept)
 	}
+	workspaceReport(w, o, res.origin)
 	rel := o.displayDir()
 	fmt.Fprintf(w, "\nNext:\n")
 	if rel != "." {
@@ -88,4 +89,35 @@ func nextSteps(w io.Writer, o *Options, plan *generator.Plan, res *written) {
 	fmt.Fprintf(w, "  $EDITOR secrets.env      # set the agent's key (or export it)\n")
 	fmt.Fprintf(w, "  asb validate             # check the boundary\n")
 	fmt.Fprintf(w, "  asb task agent           # build, create and start the VM, attach the agent\n")
+}
+
+// workspaceReport says what workspace/ was made from a local --workspace
+// and what the record gives teammates.
+func workspaceReport(w io.Writer, o *Options, origin *schema.WorkspaceOrigin) {
+	if origin == nil {
+		return
+	}
+	src := o.Init.Workspace
+	switch {
+	case origin.URL != "":
+		fmt.Fprintf(w, "\nworkspace/ is a clone of %s (%s); asb.yaml records its remote %s for teammates (asb sync clones it), never the local path.\n",
+			src, branchAt(origin), origin.URL)
+	case origin.Local == schema.LocalCheckout:
+		fmt.Fprintf(w, "\nworkspace/ is a clone of %s (%s). It has no remote a teammate can clone, so asb.yaml records it as local, not shared: it works for you, and a teammate's asb sync leaves workspace/ empty.\n  %s\n",
+			src, branchAt(origin), schema.LocalShareFix(o.Init.Agent))
+	case origin.Local == schema.LocalFolder:
+		fmt.Fprintf(w, "\nworkspace/ is a copy of %s, which is not a git checkout, so asb.yaml records it as local, not shared: a teammate's asb sync leaves workspace/ empty. asb session new needs a repository: git -C workspace init, then commit.\n",
+			src)
+	}
+}
+
+func branchAt(o *schema.WorkspaceOrigin) string {
+	at := o.Branch
+	if at == "" {
+		at = "detached HEAD"
+	}
+	if len(o.Commit) >= 12 {
+		at += " at " + o.Commit[:12]
+	}
+	return at
 }

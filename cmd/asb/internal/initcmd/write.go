@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 
 	"github.com/agents-sandbox/asb/generator"
@@ -21,6 +22,7 @@ type written struct {
 	changes []generator.Change
 	cleaned []string // staging files of a killed run, removed
 	gitInit bool
+	origin  *schema.WorkspaceOrigin // what a local --workspace gave, for the report
 }
 
 // write lays down the folder; the caller holds the folder's lock, so no
@@ -37,12 +39,13 @@ func (o *Options) write(ctx context.Context, p *prepared) (*written, error) {
 	if why := heldProject(ctx, o.Git, p.dir, p.plan); why != "" {
 		return nil, projectError(o, p.dir, why)
 	}
-	clone, cleanup, err := o.clone(ctx, p.dir)
+	clone, origin, cleanup, err := o.clone(ctx, p.dir)
 	if err != nil {
 		return nil, err
 	}
 	defer cleanup()
-	if err := o.record(ctx, p, clone); err != nil {
+	w.origin = origin
+	if err := o.record(ctx, p, clone, origin); err != nil {
 		return nil, err
 	}
 	// A new repository's git init runs while the files are written: it
@@ -138,16 +141,18 @@ func (g *pendingGit) takeBack(cause error) error {
 	return cause
 }
 
-// clone clones --workspace beside the target first, so that a failed clone
-// writes nothing; a clone a killed run of init into the same folder left
-// is removed first (the folder's lock is held: it is no live run's).
-func (o *Options) clone(ctx context.Context, dir string) (clone string, cleanup func(), err error) {
+// clone makes workspace/ from --workspace beside the target first, so that a
+// failed clone writes nothing; a clone a killed run of init into the same
+// folder left is removed first (the folder's lock is held: it is no live
+// run's). It returns what the record says of where workspace/ comes from.
+func (o *Options) clone(ctx context.Context, dir string) (clone string, origin *schema.WorkspaceOrigin, cleanup func(), err error) {
+	cleanup = func() {}
 	if o.Init.Workspace == "" {
-		return "", func() {}, nil
+		return "", nil, cleanup, nil
 	}
 	parent, err := existingParent(dir)
 	if err != nil {
-		return "", nil, err
+		return "", nil, nil, err
 	}
 	prefix := ".asb-clone-" + filepath.Base(dir) + "-"
 	if stale, _ := filepath.Glob(filepath.Join(parent, prefix+"*")); len(stale) > 0 {
@@ -157,16 +162,52 @@ func (o *Options) clone(ctx context.Context, dir string) (clone string, cleanup 
 	}
 	tmp, err := os.MkdirTemp(parent, prefix+"*")
 	if err != nil {
-		return "", nil, fmt.Errorf("prepare the clone: %w", err)
+		return "", nil, nil, fmt.Errorf("prepare the clone: %w", err)
 	}
 	cleanup = func() { _ = os.RemoveAll(tmp) }
 	clone = filepath.Join(tmp, "workspace")
-	if err := o.Git.CloneTyped(ctx, o.Init.Workspace, clone); err != nil {
-		cleanup()
-		return "", nil, &cloneError{src: o.Init.Workspace, err: err}
+	if looksLikeURL(o.Init.Workspace) {
+		err = o.Git.CloneTyped(ctx, o.Init.Workspace, clone)
+	} else {
+		origin, err = o.fromLocal(ctx, clone)
 	}
-	return clone, cleanup, nil
+	if err != nil {
+		cleanup()
+		return "", nil, nil, &cloneError{src: o.Init.Workspace, err: err}
+	}
+	return clone, origin, cleanup, nil
 }
+
+// fromLocal makes clone from the folder the user typed: a clone of a git
+// checkout (origin: the remote teammates clone, never the local path), or
+// a copy of a plain folder. Either is the user's own, so it is read; the
+// record says what teammates can get of it.
+func (o *Options) fromLocal(ctx context.Context, clone string) (*schema.WorkspaceOrigin, error) {
+	src := o.Init.Workspace
+	s, err := o.Git.ReadLocal(ctx, src, o.WorkspaceRemote)
+	if err != nil {
+		return nil, err
+	}
+	if !s.Repo {
+		if o.WorkspaceRemote != "" {
+			return nil, fmt.Errorf("--workspace-remote %s: %s is not a git checkout (a folder with .git at its top)", o.WorkspaceRemote, src)
+		}
+		skipped, err := copyFolder(src, clone)
+		if len(skipped) > 0 {
+			fmt.Fprintf(o.IO.ErrOut, "asb: not copied into workspace/ (neither a file, a folder nor a link): %s\n", strings.Join(skipped, ", "))
+		}
+		return &schema.WorkspaceOrigin{Local: schema.LocalFolder}, err
+	}
+	if err := o.Git.CloneLocal(ctx, src, clone, s.URL); err != nil {
+		return nil, err
+	}
+	origin := &schema.WorkspaceOrigin{URL: s.URL, Branch: s.Branch, Commit: s.Commit}
+	if s.URL == "" {
+		origin.Local = schema.LocalCheckout
+	}
+	return origin, nil
+}
+
 func checkWorkspaceEmpty(dir string) error {
 	entries, err := os.ReadDir(filepath.Join(dir, "workspace"))
 	if err == nil && len(entries) > 0 {
@@ -192,16 +233,29 @@ func dirExists(p string) bool {
 }
 
 // record puts asb.yaml into the plan with what is known only now: asb's
-// version, and where workspace/ comes from (the clone of --workspace, or a
-// repository already in workspace/).
-func (o *Options) record(ctx context.Context, p *prepared, clone string) error {
+// version, and where workspace/ comes from: what the local folder the
+// user typed gave (origin), else the origin of the clone of --workspace or
+// of a repository already in workspace/. A path of this machine is never
+// recorded as the origin (a teammate's sync would refuse it): that
+// workspace is local, not shared, as an earlier record may say already.
+func (o *Options) record(ctx context.Context, p *prepared, clone string, origin *schema.WorkspaceOrigin) error {
 	ws := clone
 	if ws == "" {
 		ws = filepath.Join(p.dir, "workspace")
 	}
 	rec := &schema.Record{Asb: o.Version}
-	if origin, ok := o.Git.Origin(ctx, ws); ok {
-		rec.Workspace = origin
+	switch got, ok := runner.ReadOrigin(ws); {
+	case origin != nil:
+		rec.Workspace = *origin
+	case ok && schema.CheckRecordedOrigin(got.URL) == nil:
+		rec.Workspace = got
+	case ok:
+		got.URL, got.Local = "", schema.LocalCheckout
+		rec.Workspace = got
+	default:
+		if old, err := schema.ReadRecord(p.dir); err == nil && old.Workspace.Local != "" {
+			rec.Workspace = old.Workspace // still local: no remote since
+		}
 	}
 	opts := o.Init
 	opts.Record = rec

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agents-sandbox/asb/cmd/asb/internal/cmdutil"
+	"github.com/agents-sandbox/asb/internal/termtext"
 	"github.com/agents-sandbox/asb/runner"
 )
 
@@ -86,7 +87,7 @@ func Run(ctx context.Context, o *Options) error {
 		return cmp.Or(strings.Compare(a.Folder, b.Folder), strings.Compare(a.Session, b.Session), strings.Compare(a.VM, b.VM))
 	})
 	if o.Format == "json" {
-		enc := json.NewEncoder(o.IO.Out)
+		enc := json.NewEncoder(termtext.JSON(o.IO.Out))
 		enc.SetIndent("", "  ")
 		return enc.Encode(rows)
 	}

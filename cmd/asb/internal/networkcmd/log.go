@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agents-sandbox/asb/cmd/asb/internal/cmdutil"
+	"github.com/agents-sandbox/asb/internal/termtext"
 	"github.com/agents-sandbox/asb/outer"
 	"github.com/agents-sandbox/asb/runner"
 )
@@ -212,7 +213,7 @@ func runLog(ctx context.Context, o *LogOptions) error {
 	dests := l.group()
 	w := o.Factory.IO.Out
 	if o.JSON {
-		enc := json.NewEncoder(w)
+		enc := json.NewEncoder(termtext.JSON(w))
 		enc.SetIndent("", "  ")
 		return enc.Encode(struct {
 			VM           string        `json:"vm"`

@@ -17,6 +17,7 @@ import (
 
 	"github.com/agents-sandbox/asb/cmd/asb/internal/cmdutil"
 	"github.com/agents-sandbox/asb/host"
+	"github.com/agents-sandbox/asb/internal/termtext"
 	"github.com/agents-sandbox/asb/outer"
 	"github.com/agents-sandbox/asb/runner"
 )
@@ -134,7 +135,7 @@ func checkNamed(f runner.Fleet, plan []runner.Removal, names []string) error {
 
 func show(o *Options, plan []runner.Removal) {
 	if o.Format == "json" {
-		enc := json.NewEncoder(o.IO.Out)
+		enc := json.NewEncoder(termtext.JSON(o.IO.Out))
 		enc.SetIndent("", "  ")
 		_ = enc.Encode(append([]runner.Removal{}, plan...))
 		return

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"time"
 
@@ -19,8 +20,10 @@ import (
 	"github.com/agents-sandbox/asb/cmd/asb/internal/dfcmd"
 	"github.com/agents-sandbox/asb/cmd/asb/internal/doctorcmd"
 	"github.com/agents-sandbox/asb/cmd/asb/internal/exportcmd"
+	"github.com/agents-sandbox/asb/cmd/asb/internal/fetchcmd"
 	"github.com/agents-sandbox/asb/cmd/asb/internal/imagecmd"
 	"github.com/agents-sandbox/asb/cmd/asb/internal/initcmd"
+	"github.com/agents-sandbox/asb/cmd/asb/internal/kubecmd"
 	"github.com/agents-sandbox/asb/cmd/asb/internal/limitcmd"
 	"github.com/agents-sandbox/asb/cmd/asb/internal/lscmd"
 	"github.com/agents-sandbox/asb/cmd/asb/internal/mountcmd"
@@ -39,7 +42,9 @@ import (
 	"github.com/agents-sandbox/asb/cmd/asb/internal/validatecmd"
 	"github.com/agents-sandbox/asb/cmd/asb/internal/versioncmd"
 	"github.com/agents-sandbox/asb/host"
+	"github.com/agents-sandbox/asb/internal/folderfs"
 	"github.com/agents-sandbox/asb/runner"
+	"github.com/agents-sandbox/asb/schema"
 	"github.com/agents-sandbox/asb/templates"
 )
 
@@ -56,6 +61,8 @@ func NewFactory(io *cmdutil.IOStreams) *cmdutil.Factory {
 		Host:       host.SystemHost{},
 		Engine:     execEngine,
 		Exec:       runner.ExecProcess,
+		// The administrator's floor: fixed, not moved by any variable.
+		MachinePolicy: schema.MachinePolicyPath,
 	}
 }
 
@@ -107,6 +114,7 @@ microVM. The agent sees only the files, credentials and network you list in an
 		portcmd.NewCmd(f),
 		limitcmd.NewCmd(f),
 		sessioncmd.NewCmd(f),
+		fetchcmd.NewCmd(f),
 		doctorcmd.NewCmd(f),
 		agentscmd.NewCmd(f),
 		agentcmd.NewCmd(f),
@@ -121,6 +129,7 @@ microVM. The agent sees only the files, credentials and network you list in an
 		dfcmd.NewCmd(f),
 		prunecmd.NewCmd(f),
 		exportcmd.NewCmd(f),
+		kubecmd.NewCmd(f),
 	)
 	return cmd
 }
@@ -133,13 +142,16 @@ func Main(ctx context.Context, args []string, io *cmdutil.IOStreams) int {
 
 // Run is Main with the dependencies given (tests swap some).
 func Run(ctx context.Context, args []string, f *cmdutil.Factory) (code int) {
-	io := f.IO
+	io := cmdutil.Printing(f.IO)
+	f.IO = io
+	defer io.Flush()
 	defer func() {
 		if r := recover(); r != nil {
 			fmt.Fprintf(io.ErrOut, "asb: internal error: %v\nplease report this with the command you ran\n", r)
 			code = 70
 		}
 	}()
+	folderfs.OnIgnored = func(rel string) { sayIgnored(io, rel) }
 	cmd := NewCmd(f)
 	cmd.SetArgs(args)
 	err := cmd.ExecuteContext(ctx)
@@ -156,4 +168,20 @@ func Run(ctx context.Context, args []string, f *cmdutil.Factory) (code int) {
 		}
 	}
 	return cmdutil.ExitCode(err)
+}
+
+// saidEnv lists the files sayIgnored has named, for the asb processes this
+// one starts (the Taskfile's asb validate, msb-conf…): one command says it
+// once.
+const saidEnv = "ASB_SAID_IGNORED"
+
+// sayIgnored tells the user that asb reads no runtime state a clone
+// carried (folderfs.Local), once per file and command.
+func sayIgnored(io *cmdutil.IOStreams, rel string) {
+	said := os.Getenv(saidEnv)
+	if slices.Contains(strings.Split(said, "\n"), rel) {
+		return
+	}
+	fmt.Fprintf(io.ErrOut, "asb: ignored %s: the outer folder's git tracks it, and runtime state is this machine's own (a clone's is never read); git rm --cached %s stops tracking it\n", rel, rel)
+	_ = os.Setenv(saidEnv, strings.TrimPrefix(said+"\n"+rel, "\n"))
 }

@@ -28,6 +28,9 @@ func recordFrom(o *Options, dir string) error {
 	}
 	fmt.Fprintf(o.Factory.IO.Out, "the value of %s comes from the command %q, run on this host when the VM is created or started; the command is kept on this host only (%s), not in the folder\n",
 		o.Name, o.From, store.File(dir))
+	if why := runner.MissingProgram(o.From, dir, o.Factory.Getenv); why != "" {
+		fmt.Fprintf(o.Factory.IO.ErrOut, "warning: the command of %s cannot run here yet: %s; vm:create would fail until it can (asb validate checks it again)\n", o.Name, why)
+	}
 	return nil
 }
 

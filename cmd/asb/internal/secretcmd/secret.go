@@ -215,6 +215,9 @@ func runLs(o *Options) error {
 		if sec.Set {
 			state = "set (" + sec.From + ")"
 		}
+		if sec.CommandMissing != "" {
+			state = "command cannot run: " + sec.CommandMissing
+		}
 		fmt.Fprintf(w, "%-*s  %-*s  %-20s  %s\n", width, sec.Name, hw, strings.Join(sec.Hosts, ","), sec.Where(), state)
 	}
 	for _, p := range b.Problems {

@@ -7,11 +7,14 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/agents-sandbox/asb/cmd/asb/internal/cmdutil"
+	"github.com/agents-sandbox/asb/generator"
+	"github.com/agents-sandbox/asb/outer"
 	"github.com/agents-sandbox/asb/schema"
 	"github.com/agents-sandbox/asb/serve"
 )
@@ -89,8 +92,10 @@ func RunAttach(ctx context.Context, o *Options) error {
 	done := make(chan error, 1)
 	go func() { done <- serve.Watch(wctx, src, n) }()
 	argv := append([]string{client}, s.Attach[1:]...)
+	review := reviewAround(o.Factory, f.Dir)
 	err = o.RunClient(ctx, append(argv, r.Server.URL), []string{s.PasswordEnv + "=" + r.Server.Password})
 	cancel()
+	review()
 	werr := quiet(<-done)
 	if err != nil {
 		return fmt.Errorf("%s: %w", s.Attach[0], err)
@@ -112,4 +117,24 @@ func projectOf(dir string) string {
 		return filepath.Base(dir)
 	}
 	return rec.Answers.Name
+}
+
+// reviewAround records workspace/ for review before the client attaches
+// (when it has no record yet), and returns what lists, once it detached,
+// the files of it that tools on the host run or obey and that the VM
+// changed (docs/vm-repositories.md), as asb task agent does.
+func reviewAround(f *cmdutil.Factory, dir string) (after func()) {
+	table := sync.OnceValues(func() (schema.HostRunTable, error) { return generator.HostRunTable(f.Templates) })
+	if err := outer.ReviewBaseline(dir, "", table); err != nil {
+		fmt.Fprintf(f.IO.ErrOut, "asb: warning: the files host tools run could not be recorded for review: %v\n", err)
+	}
+	return func() {
+		t, err := table()
+		if err == nil {
+			_, err = outer.ReviewHostRun(dir, "", t, f.IO.ErrOut)
+		}
+		if err != nil {
+			fmt.Fprintf(f.IO.ErrOut, "asb: warning: the files host tools run could not be reviewed: %v\n", err)
+		}
+	}
 }

@@ -36,17 +36,22 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 		Use:   "session <command>",
 		Short: "Agents in parallel: each on its own branch, checkout and VM",
 		Long: `A session is an agent on a branch of its own (asb/NAME) in a checkout of
-its own (.asb/sessions/NAME/workspace, a clone of workspace/ with its own
-.git, so git works inside the VM) and a VM of its own whose /workspace is
-that checkout. Its sandbox.yaml is derived from the folder's: the same
-boundary, only /workspace's source and the host ports differ. Review with
-asb session diff, merge the branch asb/NAME in workspace/ with git as
-usual, end it with asb session rm.`,
+its own (.asb/sessions/NAME/workspace, a repository with its own .git, so
+git works inside the VM) and a VM of its own whose /workspace is that
+checkout. Its sandbox.yaml is derived from the folder's: the same boundary,
+only /workspace's source and the host ports differ.
+
+The checkout is the VM's: asb reads it as data, and no git on your host
+should run in it (the VM writes its config, hooks and attributes). Review
+with asb session diff; take the branch into a checkout of your own from the
+folder's host repository (.asb/git), where it is NAME; end it with asb
+session rm.`,
 		Example: `  asb session new fix-login
   asb task agent --session fix-login
   asb session ls
   asb session diff fix-login
-  git -C workspace merge asb/fix-login
+  git remote add asb "$PWD/.asb/git"     # in your own checkout, once
+  git fetch asb && git merge asb/fix-login
   asb session rm fix-login`,
 		Args: cmdutil.NoArgs,
 		RunE: cmdutil.NeedSubcommand,
@@ -69,7 +74,7 @@ func newCmd(o *Options) *cobra.Command {
 		},
 	}
 	c.Flags().StringVar(&o.Agent, "agent", "", "the agent to run (default: the folder's)")
-	c.Flags().StringVar(&o.Base, "base", "", "branch, tag or commit of workspace/ to start from (default: its current branch)")
+	c.Flags().StringVar(&o.Base, "base", "", "branch, tag or commit of workspace/ to start from (default: its current branch; asb reads workspace/.git as data)")
 	return c
 }
 
@@ -129,11 +134,12 @@ func rmCmd(o *Options) *cobra.Command {
 		Aliases: []string{"remove"},
 		Short:   "End a session: its VM, home volume, checkout and branch",
 		Long: `End a session: remove its VM, its home volume, its checkout and its record,
-and the branch asb/NAME in workspace/. Refused while the branch holds
-commits that no other branch has, or the checkout has uncommitted changes:
-merge it first, or --force to lose them.`,
-		Example: `  git -C workspace merge asb/fix-login && asb session rm fix-login
-  asb session rm --force experiment`,
+and its branch NAME in the host repository (.asb/git). Refused while the
+branch holds commits that no other branch of the host repository has, or
+the checkout has changes not committed (judged from the host repository,
+reading the checkout as data): take them first, or --force to lose them.`,
+		Example: `  asb session rm fix-login
+  asb session rm --force experiment   # after git fetch asb && git merge asb/experiment in your checkout`,
 		Args: cmdutil.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Name = args[0]

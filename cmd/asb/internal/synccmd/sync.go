@@ -4,7 +4,6 @@ package synccmd
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/spf13/cobra"
 
@@ -39,9 +38,13 @@ A local path, file://, a remote helper (ext::) or a URL that git would read
 as an option is refused, and nothing is cloned; clone a repository of your
 own into workspace/ yourself (or type its path: asb init --workspace PATH).
 
+A clone is input from whoever can push to its repository: asb sync first
+shows what it would grant (as asb trust does) and, until you have approved
+it, asks at a terminal and otherwise stops with the asb trust command to run.
+
 asb init in such a folder, without --agent, does the same.`,
 		Example: `  git clone git@example.com:team/app-sandbox.git && cd app-sandbox
-  asb sync
+  asb trust && asb sync
   $EDITOR secrets.env && asb task agent`,
 		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return Run(cmd.Context(), opts) },
@@ -50,10 +53,16 @@ asb init in such a folder, without --agent, does the same.`,
 	return cmd
 }
 
-// Run sets up the clone and says what is left to do.
+// Run sets up the clone, once its user approved it (a first clone is
+// shown and asked once at a terminal), and says what is left to do.
 func Run(ctx context.Context, o *Options) error {
 	dir, err := cmdutil.FolderDir(o.Factory.Getwd, o.Dir)
 	if err != nil {
+		return err
+	}
+	// Before anything of it is used: asb.yaml's origin is what sync
+	// clones, and it is the clone's, until approved.
+	if err := cmdutil.Gate(ctx, o.Factory.IO, cmdutil.Judge(o.Factory), dir, cmdutil.IsTerminal(o.Factory.IO.In), false); err != nil {
 		return err
 	}
 	lock, err := runner.LockFolder(ctx, dir, "asb sync", o.Factory.IO.ErrOut)
@@ -62,24 +71,5 @@ func Run(ctx context.Context, o *Options) error {
 	}
 	defer lock.Release()
 	cmdutil.CleanStaging(dir, o.Factory.IO.ErrOut)
-	if err := outer.Sync(ctx, dir, o.Git, outer.Options{Getenv: o.Factory.Getenv, Agents: cmdutil.Agents(o.Factory)}, o.Factory.IO.Out); err != nil {
-		return err
-	}
-	return showTrust(ctx, o, dir)
-}
-
-// showTrust says whether asb task will run this clone as it is, and if not,
-// how it differs from what asb renders from its record.
-func showTrust(ctx context.Context, o *Options, dir string) error {
-	v, err := outer.CheckTrust(dir, o.Factory.Templates, o.Factory.Getenv)
-	if err != nil {
-		return err
-	}
-	w := o.Factory.IO.Out
-	if v.Trusted {
-		fmt.Fprintf(w, "\nTrusted: %s.\n", v.Why)
-		return nil
-	}
-	fmt.Fprintf(w, "\nNot approved: %s. asb task runs nothing of it until you have read this and run asb trust:\n\n", v.Why)
-	return v.PrintDiff(ctx, w, o.Git)
+	return outer.Sync(ctx, dir, o.Git, outer.Options{Getenv: o.Factory.Getenv, Agents: cmdutil.Agents(o.Factory)}, o.Factory.IO.Out)
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/agents-sandbox/asb/generator"
+	"github.com/agents-sandbox/asb/internal/testkit/testenv"
 	"github.com/agents-sandbox/asb/schema"
 )
 
@@ -18,6 +19,7 @@ import (
 // the outer folder (but secrets.env), in the stand-ins' state and in
 // $HOME. A value is never printed, recorded or written.
 func TestNoSecretInAnyOutput(t *testing.T) {
+	testenv.Slow(t)
 	opts := generator.DefaultOptions("opencode", "demo")
 	opts.Secrets = []schema.SecretSpec{{Name: "GITHUB_TOKEN", Hosts: []string{"api.github.com"}}}
 	s := newSandbox(t, opts)

@@ -33,15 +33,20 @@ instead of waiting minutes for msb to give up. ASB_SKIP_HOST_CHECK=1 skips
 that check. Ctrl-C during a boot ends it: no msb machine process is left
 running, and the half-made VM is removed (the next run creates it again).
 
+A folder runs only once you approved it (asb trust; asb init approves what
+it writes) and when no policy file forbids what it asks for: otherwise
+asb task shows what it would grant and what widened since the version you
+approved, asks at a terminal, and runs nothing (docs/trust.md).
+
 Two runs in one outer folder take turns (a lock under .asb/, which the
 system releases however a run ends): the second waits for the first to
 bring the VM up, says so, then attaches too.
 
 Names are this clone's own: the VM is <folder>-<hash>-<agent>, where the hash
 is of the clone's git folder, so two clones on one machine never share a VM.
-The home volume's name is recorded in .asb/state.yaml; if that record is
-lost, asb finds this clone's home volume in msb again instead of making a
-new, empty one.`
+The home volume's name is recorded in .asb/state.yaml (never read when git
+tracks it: it would be another clone's); if that record is lost, asb finds
+this clone's home volume in msb again instead of making a new, empty one.`
 
 const taskExample = `  asb task agent                   # build what is out of date, attach OpenCode
   asb task agent -- --model anthropic/claude-sonnet-4-5

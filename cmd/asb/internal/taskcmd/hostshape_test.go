@@ -100,6 +100,7 @@ func (p *procSandbox) waitStatus(t *testing.T, vm, want string) {
 // msb machine process is left spinning, the half-made VM is removed, and
 // the next run creates it.
 func TestInterruptedBootIsReaped(t *testing.T) {
+	testenv.Slow(t)
 	p := newProcSandbox(t)
 	id := p.identity()
 	t.Setenv(fakes.BootEnv, "spin") // for 600 s, unless it is ended

@@ -29,6 +29,8 @@ type Options struct {
 	Templates  fs.FS       // asb's templates: what a trusted folder renders from
 	IsTerminal func() bool // whether a question can be asked on IO.In
 	Host       host.Host   // the machine (a session's capacity check); nil: host.SystemHost
+	// MachinePolicy is the administrator's policy file (Factory's).
+	MachinePolicy string
 
 	Dir     string
 	Tasks   []string
@@ -46,7 +48,7 @@ type Options struct {
 // NewCmd returns `asb task`.
 func NewCmd(f *cmdutil.Factory) *cobra.Command {
 	opts := &Options{IO: f.IO, Getwd: f.Getwd, Getenv: f.Getenv, Executable: f.Executable, Now: f.Now, Engine: f.Engine,
-		Templates: f.Templates, IsTerminal: func() bool { return cmdutil.IsTerminal(f.IO.In) }, Host: f.Host}
+		Templates: f.Templates, IsTerminal: func() bool { return cmdutil.IsTerminal(f.IO.In) }, Host: f.Host, MachinePolicy: f.MachinePolicy}
 	cmd := &cobra.Command{
 		Use:     "task [TASK...] [-- ARGS...]",
 		Short:   "Run tasks of the outer folder's Taskfile (build, load, create, start, attach)",
@@ -164,7 +166,11 @@ func runWarm(ctx context.Context, o *Options, spec runner.EngineSpec) error {
 			return runner.ErrNotWarm // the engine says what is wrong with them
 		}
 	}
+	review := startReview(o, spec)
 	err := runner.RunWarm(ctx, r, runner.WarmIO{In: o.IO.In, Out: o.IO.Out, Err: o.IO.ErrOut, Getenv: o.Getenv})
+	if !errors.Is(err, runner.ErrNotWarm) { // ErrVMGone too: nothing ran in the VM, the engine's run reviews
+		review() // the agent, asb's child, has returned
+	}
 	var exit *runner.ExitError
 	if errors.As(err, &exit) {
 		return &cmdutil.SilentError{Code: exit.Code} // msb's own, as its exit says

@@ -18,7 +18,6 @@ import (
 	"github.com/agents-sandbox/asb/internal/testkit/fakehost"
 	"github.com/agents-sandbox/asb/internal/testkit/fakes"
 	"github.com/agents-sandbox/asb/internal/testkit/testenv"
-	"github.com/agents-sandbox/asb/outer"
 	"github.com/agents-sandbox/asb/runner"
 	"github.com/agents-sandbox/asb/runner/engine"
 	"github.com/agents-sandbox/asb/schema"
@@ -38,6 +37,7 @@ const beAsbEnv = "ASB_TASKCMD_TEST_BE_ASB"
 func TestMain(m *testing.M) {
 	if os.Getenv(beAsbEnv) == "1" {
 		f := root.NewFactory(cmdutil.System())
+		f.MachinePolicy = testenv.MachinePolicy()
 		if h, ok := fakehost.ForShape(os.Getenv(fakehost.ShapeEnv)); ok {
 			f.Host = h
 		}
@@ -102,6 +102,7 @@ func newSandboxFrom(t testing.TB, tree fs.FS, opts schema.InitOptions) *sandbox 
 	t.Setenv("ASB_BUILD_ARGS", "")
 	t.Setenv("OPENCODE_API_KEY", "canary-opencode-key-5f1d")
 	t.Setenv("HOME", filepath.Join(base, "home"))
+	approveDir(t, s.dir) // as asb init approves what it wrote
 	return s
 }
 
@@ -115,15 +116,7 @@ func (s *sandbox) approve() {
 
 func approveDir(t testing.TB, dir string) {
 	t.Helper()
-	v, err := outer.CheckTrust(dir, templates.FS, os.Getenv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !v.Trusted {
-		if err := v.Store.Approve(dir, v.Set.Hash()); err != nil {
-			t.Fatal(err)
-		}
-	}
+	testenv.Approve(t, dir)
 }
 
 // run runs `asb ARGS` in the outer folder (or sub, relative to it) and

@@ -73,6 +73,7 @@ func (s *sandbox) viaEngine(t *testing.T, why string, args ...string) []string {
 // allow, secret add), a VM stopped or removed behind asb's back, a rotated secret,
 // another asb build.
 func TestWarmPathNoticesEveryChange(t *testing.T) {
+	testenv.Slow(t)
 	s := newSandbox(t, generator.DefaultOptions("opencode", "demo"))
 	if err := fakes.LinkRecorders(fakeBin, s.bin, "grep", "sh"); err != nil {
 		t.Fatal(err)

@@ -67,7 +67,7 @@ func Run(ctx context.Context, o *Options) error {
 		return err
 	}
 	w := o.Factory.IO.Out
-	if v, err := outer.CheckTrust(dir, o.Factory.Templates, o.Factory.Getenv); err == nil && !v.Trusted {
+	if v, err := cmdutil.Judge(o.Factory).Check(dir); err == nil && !v.Trusted {
 		// An update keeps your edits, and so keeps whatever a commit put
 		// there: say so, rather than "nothing to update" alone.
 		fmt.Fprintf(w, "Not approved: %s; asb trust --show shows how it differs, and asb task runs nothing until asb trust.\n\n", v.Why)

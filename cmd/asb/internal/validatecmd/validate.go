@@ -14,8 +14,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agents-sandbox/asb/cmd/asb/internal/cmdutil"
+	"github.com/agents-sandbox/asb/host"
+	"github.com/agents-sandbox/asb/internal/termtext"
 	"github.com/agents-sandbox/asb/outer"
-	"github.com/agents-sandbox/asb/runner"
 	"github.com/agents-sandbox/asb/schema"
 )
 
@@ -33,11 +34,15 @@ type Options struct {
 	// Conf is the config msb create reads: sandbox.yaml, or a session's
 	// derived one (.asb/sessions/NAME/sandbox.yaml), judged the same way.
 	Conf string
+	// Policy loads the policy in force (nil: none), whose refusals are
+	// errors: vm:create runs validate, so msb never reads a folder the
+	// policy forbids.
+	Policy func() (*schema.Policy, error)
 }
 
 // NewCmd returns `asb validate`.
 func NewCmd(f *cmdutil.Factory) *cobra.Command {
-	opts := &Options{IO: f.IO, Getwd: f.Getwd, Getenv: f.Getenv}
+	opts := &Options{IO: f.IO, Getwd: f.Getwd, Getenv: f.Getenv, Policy: cmdutil.Judge(f).Policy}
 	cmd := &cobra.Command{
 		Use:   "validate [DIR]",
 		Short: "Check the outer folder: syntax, mounts, network, secrets",
@@ -110,7 +115,7 @@ func Run(ctx context.Context, o *Options) error {
 		if probs == nil {
 			probs = []schema.Problem{}
 		}
-		enc := json.NewEncoder(o.IO.Out)
+		enc := json.NewEncoder(termtext.JSON(o.IO.Out))
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(Report{Dir: dir, Problems: probs, Errors: nerr, Warnings: nwarn}); err != nil {
 			return fmt.Errorf("write the report: %w", err)
@@ -184,8 +189,19 @@ func (o *Options) outerDir() (string, error) {
 // check checks the folder, and with it every session's derived config;
 // with --conf of a session's, the folder's own files and that config.
 func check(ctx context.Context, o *Options, dir string) ([]schema.Problem, error) {
-	from := runner.SecretCommandNames(dir, o.Getenv)
-	opts := schema.CheckOptions{Getenv: o.Getenv, Context: ctx, FromCommand: func(n string) bool { return from[n] }}
+	opts := outer.CheckOptionsFor(dir, o.Getenv)
+	opts.Context = ctx
+	// The release of the msb on PATH, for the message of a key only a newer
+	// msb reads, as an earlier command asked it (validate only looks: it
+	// runs no msb); unknown, the message says less.
+	opts.MSBVersion = host.KnownMSB(host.SystemHost{})
+	if o.Policy != nil {
+		pol, err := o.Policy()
+		if err != nil {
+			return nil, err
+		}
+		opts.Policy = pol
+	}
 	probs := schema.CheckDir(dir, opts)
 	var sessions []outer.Session
 	switch conf := filepath.ToSlash(filepath.Clean(o.Conf)); {

@@ -1,0 +1,55 @@
+package e2e
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// runLib runs script after lib.sh (as a guest session would) with a stand-in
+// msb first on PATH, and returns its combined output and $DATA/retried.
+func runLib(t *testing.T, msb, script string) (string, string) {
+	t.Helper()
+	data := t.TempDir()
+	bin := filepath.Join(data, "bin")
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(bin, "msb"), []byte("#!/bin/sh\n"+msb), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("sh", "-c", bootLib+"_n=thestep\n"+script)
+	cmd.Env = append(os.Environ(), "DATA="+data, "PATH="+bin+":"+os.Getenv("PATH"))
+	out, _ := cmd.CombinedOutput()
+	retried, _ := os.ReadFile(filepath.Join(data, "retried"))
+	return string(out), string(retried)
+}
+
+// bounded says whose hang it was: an msb client still running at the limit
+// is msb's (and flaky retries it once); a hang with none is not retried.
+func TestLibBoundedNamesTheHang(t *testing.T) {
+	out, retried := runLib(t, "while :; do sleep 1; done\n", `flaky bounded 2 msb exec vm -- true; echo "rc=$?"`)
+	if !strings.Contains(out, "msb did not return within 2 s: ") || !strings.Contains(out, "rc=124") ||
+		strings.Count(out, "bounded:") != 2 || !strings.Contains(retried, "thestep:msb_did_not_return") {
+		t.Errorf("an msb exec that never returns: want it named msb's and retried once, then 124\n%s\nretried: %q", out, retried)
+	}
+	out, retried = runLib(t, "exit 0\n", `flaky bounded 2 sleep 30; echo "rc=$?"`)
+	if !strings.Contains(out, "no msb command was running") || !strings.Contains(out, "rc=124") ||
+		strings.Count(out, "bounded:") != 1 || retried != "" {
+		t.Errorf("a hang with no msb client: want it not retried\n%s\nretried: %q", out, retried)
+	}
+}
+
+// flaky retries only what FLAKES names, and what it retried is recorded.
+func TestLibFlakyRetriesOnlyNamedFailures(t *testing.T) {
+	out, retried := runLib(t, "", `flaky sh -c 'echo "error: sandbox process exited before agent relay became available" >&2; exit 1'; echo "rc=$?"`)
+	if strings.Count(out, "error: sandbox process exited") != 2 || !strings.Contains(retried, "thestep:before_agent_relay") {
+		t.Errorf("msb's relay failure: want one retry\n%s\nretried: %q", out, retried)
+	}
+	out, retried = runLib(t, "", `flaky sh -c 'echo "asb: task agent failed: exit status 255" >&2; exit 1'; echo "rc=$?"`)
+	if strings.Count(out, "exit status 255") != 1 || !strings.Contains(out, "rc=1") || retried != "" {
+		t.Errorf("a failure no message names as msb's: want no retry\n%s\nretried: %q", out, retried)
+	}
+}

@@ -1,0 +1,106 @@
+# lib.sh: what every real-boot guest session shares, after guestLib and
+# before its own script: on_fail, and the retries of what msb does by itself.
+#
+# on_fail: which guestLib's step runs when a step fails (not for
+# expect_fail): what the guest can say about it, for the test's message
+# (testenv.Step.Why quotes each "== " section's last lines). Bounded: under
+# emulation each msb call takes seconds, and a broken msb must not hang the
+# session.
+on_fail() {
+	echo "== msb ls"
+	timeout 30 msb ls 2>&1 | tail -n 20
+	for _v in $(timeout 30 msb ls -q 2>/dev/null); do
+		# msb logs at debug level (asb's create asks it to, for network
+		# log): every virtio-fs request is a line; what explains a failure
+		# is at info and above.
+		echo "== msb logs $_v, system (msb's and the VM kernel's diagnostics, DEBUG lines left out)"
+		timeout 30 msb logs "$_v" --source system --tail 2000 --timestamps --no-color 2>&1 | grep -v ' DEBUG ' | tail -n 40
+		echo "== msb logs $_v, the primary session's output"
+		timeout 30 msb logs "$_v" --source stderr,output --tail 30 --no-color 2>&1
+	done
+	# The agent's own log, in its home volume (OpenCode's, under its data
+	# folder): the newest two files.
+	for _f in $(find "$MSB_HOME/volumes" -path '*/.local/share/opencode/log/*' -type f 2>/dev/null | sort | tail -n 2); do
+		echo "== the agent's own log: ${_f#"$MSB_HOME"/volumes/}"
+		tail -n 40 "$_f"
+	done
+	echo "== the guest's kernel (dmesg)"
+	dmesg 2>&1 | tail -n 30
+}
+
+# What msb does by itself under emulation, each kind named by its message
+# (on either stream) and retried once by flaky; docs/testing.md has the
+# table. Any other failure stands: a retry that hides an asb defect would be
+# one. "msb did not return" is bounded's verdict on a command that hung
+# inside an msb client (below).
+FLAKES='before agent relay became available|exec session ended without exit event|startup timed out after .* before agent readiness|msb did not return within [0-9]+ s'
+
+# flaky CMD…: CMD, run once more when it failed in one of the ways of
+# FLAKES (after $FLAKY_CLEANUP, when set); what was retried goes to
+# $DATA/retried, by step and kind.
+flaky() {
+	"$@" >"$DATA/.flaky.out" 2>"$DATA/.flaky.err"
+	_frc=$?
+	cat "$DATA/.flaky.out"
+	cat "$DATA/.flaky.err" >&2
+	[ $_frc = 0 ] && return 0
+	_why=$(cat "$DATA/.flaky.out" "$DATA/.flaky.err" | grep -oE "$FLAKES" | head -n1 | cut -c1-60)
+	[ -n "$_why" ] || return $_frc
+	echo "$_n:$_why" | tr ' ' _ >>"$DATA/retried"
+	echo "flaky: retried once: $_why" >&2
+	[ -n "$FLAKY_CLEANUP" ] && eval "$FLAKY_CLEANUP"
+	"$@"
+}
+
+# msb_clients: "PID COMMAND" of each msb command running now that a step
+# waits on (a create, start, stop, exec or load; never the VMs' own msb
+# processes; a stand-in msb may be a script run by sh).
+msb_clients() {
+	for _p in /proc/[0-9]*; do
+		printf '%s ' "${_p#/proc/}"
+		tr '\0' ' ' <"$_p/cmdline" 2>/dev/null
+		echo
+	done | grep -E '^[0-9]+ ([^ ]*sh )?([^ ]*/)?msb (create|start|stop|exec|load|remove|rm) ' | cut -c1-160
+}
+
+# bounded LIMIT CMD…: CMD, ended after LIMIT seconds (exit 124). Which side
+# hung is said, for flaky: an msb client still running then (msb never
+# answered) is "msb did not return within LIMIT s" and may be retried; none
+# is asb's own hang, which stands.
+bounded() {
+	_lim=$1
+	shift
+	"$@" &
+	_bp=$!
+	_bw=0
+	while kill -0 $_bp 2>/dev/null; do
+		if [ $_bw -ge "$_lim" ]; then
+			_hung=$(msb_clients | head -n 1)
+			kill -TERM $_bp 2>/dev/null
+			_bk=0
+			while kill -0 $_bp 2>/dev/null && [ $_bk -lt 10 ]; do sleep 0.5; _bk=$((_bk + 1)); done
+			kill -KILL $_bp 2>/dev/null
+			for _c in $(msb_clients | cut -d' ' -f1); do kill -KILL "$_c" 2>/dev/null; done
+			if [ -n "$_hung" ]; then
+				echo "bounded: msb did not return within $_lim s: $_hung" >&2
+			else
+				echo "bounded: no answer within $_lim s, and no msb command was running: the hang is not msb's" >&2
+			fi
+			wait $_bp 2>/dev/null
+			return 124
+		fi
+		sleep 1
+		_bw=$((_bw + 1))
+	done
+	wait $_bp
+}
+
+# create NAME: asb task vm:create; a boot msb failed by itself is removed
+# (msb rm --force) and made once more.
+create() {
+	FLAKY_CLEANUP='for v in $(msb ls -q); do msb rm --force "$v" >/dev/null 2>&1; done'
+	step "$1" flaky bounded "${CREATE_LIMIT:-300}" asb task vm:create
+	_crc=$?
+	FLAKY_CLEANUP=
+	return $_crc
+}

@@ -1,0 +1,242 @@
+package outer
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/agents-sandbox/asb/generator"
+	"github.com/agents-sandbox/asb/internal/folderfs"
+	"github.com/agents-sandbox/asb/schema"
+)
+
+// Review before you run: the files at the top of a tree the VM writes
+// (workspace/, a session's checkout) that tools on the host run or obey
+// (schema.HostRun) are compared with what asb last showed the user, after
+// each agent run; the changed ones are listed, then recorded as shown. The
+// record (.asb/review/TREE.json, git-ignored) keeps each file's size, time
+// and hash: a file whose size and time did not change is not read again.
+
+// reviewDir holds the records, one per tree.
+const reviewDir = ".asb/review"
+
+// Review limits: what asb walks of a folder entry, and reads of a file.
+const (
+	maxReviewEntries = 2000
+	maxReviewHash    = 64 << 20
+)
+
+// HostRunChange is a file of the table that changed since the last review.
+type HostRunChange struct {
+	Path   string `json:"path"`
+	Change string `json:"change"` // new, changed, removed
+	Why    string `json:"why"`
+}
+
+// reviewed is what a record holds of one file.
+type reviewed struct {
+	Kind   string `json:"kind"` // file, link
+	Size   int64  `json:"size,omitempty"`
+	MTime  int64  `json:"mtime,omitempty"`
+	SHA256 string `json:"sha256,omitempty"`
+	Target string `json:"target,omitempty"`
+}
+
+// reviewTree is the tree the VM of session (or the folder's own, "")
+// writes, and its record's name.
+func reviewTree(session string) (tree, record string) {
+	if session == "" {
+		return WorkspaceDir, reviewDir + "/workspace.json"
+	}
+	return schema.SessionPathsOf(session).Workspace, reviewDir + "/session-" + session + ".json"
+}
+
+// ReviewBaseline records the tree of session as reviewed when it has no
+// record yet (before the VM first runs there: what it then changes is
+// listed after the run). table is read only then.
+func ReviewBaseline(dir, session string, table func() (schema.HostRunTable, error)) error {
+	r, err := folderfs.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	tree, record := reviewTree(session)
+	if _, err := r.Lstat(record); err == nil {
+		return nil
+	}
+	t, err := table()
+	if err != nil {
+		return err
+	}
+	now, err := scanHostRun(r, tree, t, nil)
+	if err != nil {
+		return err
+	}
+	return writeReview(dir, record, now)
+}
+
+// ReviewHostRun lists on w the files of the table that changed in the tree
+// of session since the last review, records them as shown, and returns
+// them.
+func ReviewHostRun(dir, session string, table schema.HostRunTable, w io.Writer) ([]HostRunChange, error) {
+	r, err := folderfs.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	tree, record := reviewTree(session)
+	var last map[string]reviewed
+	raw, err := r.ReadFile(record, schema.MaxFileSize)
+	if err == nil {
+		_ = json.Unmarshal(raw, &last) // an unreadable record: everything is new
+	}
+	now, err := scanHostRun(r, tree, table, last)
+	if err != nil {
+		return nil, err
+	}
+	changes := compareReview(last, now, table)
+	if next, err := encodeReview(now); err != nil || !bytes.Equal(next, raw) {
+		if err := writeReview(dir, record, now); err != nil {
+			return changes, err
+		}
+	}
+	PrintHostRun(w, tree+"/", changes)
+	return changes, nil
+}
+
+// PrintHostRun writes changes (of the tree where) for the user to look at.
+func PrintHostRun(w io.Writer, where string, changes []HostRunChange) {
+	if len(changes) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "asb: the VM changed files of %s that tools on your host run or obey; look at them before you run them (docs/vm-repositories.md):\n", where)
+	width := 0
+	for _, c := range changes {
+		width = max(width, len(c.Path))
+	}
+	for _, c := range changes {
+		fmt.Fprintf(w, "  %-*s  %-7s  %s\n", width, c.Path, c.Change, c.Why)
+	}
+}
+
+// scanHostRun describes the table's files at the top of tree, reading
+// again (hashing) only those whose size or time differ from last.
+func scanHostRun(r *folderfs.Root, tree string, table schema.HostRunTable, last map[string]reviewed) (map[string]reviewed, error) {
+	out := map[string]reviewed{}
+	root, err := r.OpenRoot(tree)
+	if errors.Is(err, fs.ErrNotExist) {
+		return out, nil
+	}
+	if err != nil {
+		return nil, folderfs.Explain(tree, err)
+	}
+	defer root.Close()
+	for _, e := range table {
+		name := strings.TrimSuffix(e.Path, "/")
+		fi, err := root.Lstat(name)
+		if err != nil {
+			continue
+		}
+		if strings.HasSuffix(e.Path, "/") && fi.IsDir() {
+			walkReview(root, name, last, out)
+			continue
+		}
+		if v, ok := describe(root, name, fi, last[name]); ok {
+			out[name] = v
+		}
+	}
+	return out, nil
+}
+
+// walkReview describes the files under the folder name (links are not
+// followed), up to maxReviewEntries.
+func walkReview(root *os.Root, name string, last, out map[string]reviewed) {
+	n := 0
+	_ = fs.WalkDir(root.FS(), name, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return nil //nolint:nilerr // an unreadable part: what can be read is reviewed
+		}
+		if n++; n > maxReviewEntries {
+			return fs.SkipAll
+		}
+		if fi, err := d.Info(); err == nil {
+			if v, ok := describe(root, p, fi, last[p]); ok {
+				out[p] = v
+			}
+		}
+		return nil
+	})
+}
+
+// describe is a file's or link's entry, hashing the file only when its
+// size or time differ from was.
+func describe(root *os.Root, name string, fi fs.FileInfo, was reviewed) (reviewed, bool) {
+	switch {
+	case fi.Mode()&fs.ModeSymlink != 0:
+		target, _ := root.Readlink(name)
+		return reviewed{Kind: "link", Target: target}, true
+	case !fi.Mode().IsRegular():
+		return reviewed{}, false
+	}
+	v := reviewed{Kind: "file", Size: fi.Size(), MTime: fi.ModTime().UnixNano()}
+	if was.Kind == "file" && was.Size == v.Size && was.MTime == v.MTime {
+		v.SHA256 = was.SHA256
+		return v, true
+	}
+	if f, err := root.Open(name); err == nil {
+		h := sha256.New()
+		_, _ = io.Copy(h, io.LimitReader(f, maxReviewHash))
+		f.Close()
+		v.SHA256 = hex.EncodeToString(h.Sum(nil))
+	}
+	return v, true
+}
+
+// compareReview lists what differs between last and now, by path.
+func compareReview(last, now map[string]reviewed, table schema.HostRunTable) []HostRunChange {
+	var out []HostRunChange
+	add := func(p, change string) {
+		e, _ := table.Match(p, false)
+		out = append(out, HostRunChange{Path: p, Change: change, Why: e.Why})
+	}
+	for p, v := range now {
+		w, ok := last[p]
+		switch {
+		case !ok:
+			add(p, "new")
+		case w.Kind != v.Kind || w.Target != v.Target || w.SHA256 != v.SHA256:
+			add(p, "changed")
+		}
+	}
+	for p := range last {
+		if _, ok := now[p]; !ok {
+			add(p, "removed")
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out
+}
+
+// writeReview writes a record (under .asb/, through the folder's root).
+func writeReview(dir, record string, now map[string]reviewed) error {
+	raw, err := encodeReview(now)
+	if err != nil {
+		return err
+	}
+	return generator.WriteFileAtomic(dir, record, raw, generator.ModeFile)
+}
+
+// encodeReview is a record's content (keys sorted: the same files give the
+// same bytes, and an unchanged record is not written again).
+func encodeReview(now map[string]reviewed) ([]byte, error) {
+	raw, err := json.MarshalIndent(now, "", " ")
+	return append(raw, '\n'), err
+}
