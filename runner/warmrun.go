@@ -21,11 +21,36 @@ import (
 )
 
 // WarmIO are the streams of a warm run, and the environment msb is looked
-// at in (nil: os.Getenv).
+// at in (nil: os.Getenv). Out and Err show what asb prints (go-task's
+// lines, the checks' output) through asb's printer; TermOut and TermErr,
+// when set, are the raw terminal under them, which the last command, the
+// agent's own interface, gets as it is (the user gave it the terminal).
 type WarmIO struct {
-	In       io.Reader
-	Out, Err io.Writer
-	Getenv   func(string) string
+	In               io.Reader
+	Out, Err         io.Writer
+	TermOut, TermErr io.Writer
+	Getenv           func(string) string
+}
+
+// flusher is a printer that holds back the start of a character.
+type flusher interface{ Flush() error }
+
+// terminal returns the streams the last command gets: the raw ones, once
+// what the printers hold has been written.
+func (w WarmIO) terminal() (out, errOut io.Writer) {
+	out, errOut = w.Out, w.Err
+	for _, p := range []io.Writer{w.Out, w.Err} {
+		if f, ok := p.(flusher); ok {
+			_ = f.Flush()
+		}
+	}
+	if w.TermOut != nil {
+		out = w.TermOut
+	}
+	if w.TermErr != nil {
+		errOut = w.TermErr
+	}
+	return out, errOut
 }
 
 // ErrNotWarm means the record does not hold any more (a check failed, or
@@ -123,7 +148,8 @@ func attachLast(r *WarmRecord, c WarmStep, argv []string, io WarmIO) error {
 	if len(argv) > 2 && filepath.Base(argv[0]) == "msb" && argv[1] == "exec" && vm != "" && slices.Contains(argv, vm) {
 		answers = []string{host.MSBNotFound(vm), host.MSBFailedStart(vm), host.MSBNotStartable(vm)}
 	}
-	code, answered, err := Attach(argv, stepEnv(c), c.Dir, io.In, io.Out, io.Err, answers)
+	out, errOut := io.terminal()
+	code, answered, err := Attach(argv, stepEnv(c), c.Dir, io.In, out, errOut, answers)
 	switch {
 	case err != nil:
 		return &TaskFailedError{Task: c.Task, Code: code, Err: err}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/agents-sandbox/asb/cmd/asb/internal/cmdutil"
 	"github.com/agents-sandbox/asb/host"
+	"github.com/agents-sandbox/asb/internal/termtext"
 	"github.com/agents-sandbox/asb/outer"
 	"github.com/agents-sandbox/asb/runner"
 )
@@ -167,7 +168,8 @@ func runWarm(ctx context.Context, o *Options, spec runner.EngineSpec) error {
 		}
 	}
 	review := startReview(o, spec)
-	err := runner.RunWarm(ctx, r, runner.WarmIO{In: o.IO.In, Out: o.IO.Out, Err: o.IO.ErrOut, Getenv: o.Getenv})
+	err := runner.RunWarm(ctx, r, runner.WarmIO{In: o.IO.In, Out: o.IO.Out, Err: o.IO.ErrOut,
+		TermOut: termtext.Raw(o.IO.Out), TermErr: termtext.Raw(o.IO.ErrOut), Getenv: o.Getenv})
 	if !errors.Is(err, runner.ErrNotWarm) { // ErrVMGone too: nothing ran in the VM, the engine's run reviews
 		review() // the agent, asb's child, has returned
 	}
