@@ -13,3 +13,13 @@ func dieWithParent(cmd *exec.Cmd) {
 	}
 	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
 }
+
+// endWithParent has the kernel send cmd SIGTERM when asb dies (kill -9
+// included): an attached msb exec ends its session as it would at a
+// Ctrl-C, never left without the process that started it.
+func endWithParent(cmd *exec.Cmd) {
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Pdeathsig = syscall.SIGTERM
+}

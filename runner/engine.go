@@ -50,14 +50,15 @@ type EngineSpec struct {
 
 // WarmKey is the key of spec's run in the warm records.
 func (s EngineSpec) WarmKey() WarmKey {
-	return WarmKey{Dir: s.Dir, Cwd: s.Cwd, Tasks: s.Tasks, Vars: s.Vars, Silent: s.Silent}
+	return WarmKey{Dir: s.Dir, Cwd: s.Cwd, Tasks: s.Tasks, Vars: s.Vars, Silent: s.Silent, Args: len(s.Args) > 0}
 }
 
 // Warmable reports whether a run of spec may be recorded and replayed: a
-// plain run of named tasks, with no arguments and none of the flags that
-// change what go-task does.
+// plain run of named tasks (arguments after -- included: the record holds
+// marks in their place), with none of the flags that change what go-task
+// does.
 func (s EngineSpec) Warmable() bool {
-	return len(s.Tasks) > 0 && len(s.Args) == 0 && !s.List && !s.Dry && s.Summary == "" && !s.Force && !s.Verbose
+	return len(s.Tasks) > 0 && !s.List && !s.Dry && s.Summary == "" && !s.Force && !s.Verbose
 }
 
 // EncodeSpec is the engine's command line for spec.

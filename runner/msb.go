@@ -22,6 +22,9 @@ import (
 type MSB struct {
 	Bin    string              // "msb" unless set
 	Getenv func(string) string // the environment msb runs in; nil: os.Getenv
+	// Fresh: Sandboxes reads every VM's labels from msb, none from what an
+	// earlier listing kept (fleetlabels.go): before anything is removed.
+	Fresh bool
 }
 
 func (m MSB) bin() string {

@@ -29,9 +29,10 @@ type Sandbox struct {
 	Labels  map[string]string `json:"-"`
 }
 
-// Sandboxes lists every VM of this MSB_HOME (msb ls --format json) and
-// reads each one's labels (msb inspect: the listing has none). A VM that
-// vanishes between the two is left out.
+// Sandboxes lists every VM of this MSB_HOME (msb ls --format json) with
+// each one's labels: msb inspect's (the listing has none), read once per
+// VM and kept (fleetlabels.go). A VM that vanishes between the two is left
+// out.
 func (m MSB) Sandboxes(ctx context.Context) ([]Sandbox, error) {
 	out, err := Output(ctx, "", m.bin(), "ls", "--format", "json")
 	if err != nil {
@@ -41,8 +42,15 @@ func (m MSB) Sandboxes(ctx context.Context) ([]Sandbox, error) {
 	if err := json.Unmarshal(bytes.TrimSpace(out), &vms); err != nil {
 		return nil, fmt.Errorf("msb ls --format json: %w", err)
 	}
-	kept := vms[:0]
+	cache := m.labelCache(m.Home())
+	defer func() { cache.save(vms) }()
+	kept := make([]Sandbox, 0, len(vms))
 	for _, vm := range vms {
+		if labels, ok := cache.get(vm); ok {
+			vm.Labels = labels
+			kept = append(kept, vm)
+			continue
+		}
 		raw, err := Output(ctx, "", m.bin(), "inspect", vm.Name, "--format", "json")
 		if err != nil {
 			continue // removed meanwhile
@@ -56,6 +64,7 @@ func (m MSB) Sandboxes(ctx context.Context) ([]Sandbox, error) {
 			return nil, fmt.Errorf("msb inspect %s --format json: %w", vm.Name, err)
 		}
 		vm.Labels = rec.Config.Labels
+		cache.put(vm)
 		kept = append(kept, vm)
 	}
 	return kept, nil

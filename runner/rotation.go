@@ -59,7 +59,7 @@ func SecretValues(ctx context.Context, dir string, getenv func(string) string, s
 	if err != nil {
 		return nil, err
 	}
-	vals, err := envSecretValues(dir, getenv)
+	vals, err := envSecretValues(dir, getenv, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -72,8 +72,9 @@ func SecretValues(ctx context.Context, dir string, getenv func(string) string, s
 	return vals, nil
 }
 
-// envSecretValues are the values from the environment and secrets.env.
-func envSecretValues(dir string, getenv func(string) string) (map[string]string, error) {
+// envSecretValues are the values from the environment and secrets.env, of
+// every secret whose name skip does not hold.
+func envSecretValues(dir string, getenv func(string) string, skip map[string]bool) (map[string]string, error) {
 	data, err := schema.ReadFile(filepath.Join(dir, schema.SecretsFile))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -85,6 +86,9 @@ func envSecretValues(dir string, getenv func(string) string) (map[string]string,
 	file, _ := godotenv.Read(filepath.Join(dir, schema.SecretsEnvFile))
 	out := map[string]string{}
 	for name, s := range secs {
+		if skip[name] {
+			continue
+		}
 		ref := name
 		if r, ok := schema.EnvRef(s.Value); ok {
 			ref = r
@@ -140,8 +144,25 @@ func secretsKey(dir string) ([]byte, error) {
 	return key, nil
 }
 
-// StampSecrets records the fingerprint of the values vm starts with.
-func StampSecrets(ctx context.Context, dir, vm string, getenv func(string) string, stderr io.Writer) error {
+// The rotation rule. A VM gets its secrets' values when it starts, so a
+// value that changed since must restart it. What asb compares, on every
+// asb task agent, vm:shell or vm:exec, is the keyed fingerprint of the
+// values from the environment and secrets.env, which it reads without
+// running anything. A secret added with --from is not in it: its command
+// runs when the VM is created or started (asb secret exec), never to
+// compare (a command that hands out a fresh token each time would restart
+// the VM at every attach, and the attach would run it each time); a new
+// value from it reaches the VM at its next start: asb task vm:stop, then
+// asb task agent.
+
+// stampValues are the values the rotation rule compares.
+func stampValues(dir string, getenv func(string) string) (map[string]string, error) {
+	return envSecretValues(dir, getenv, SecretCommandNames(dir, getenv))
+}
+
+// StampSecrets records the fingerprint of the values vm starts with (the
+// rotation rule's: no command runs).
+func StampSecrets(dir, vm string, getenv func(string) string) error {
 	rel, err := secretsStampPath(vm)
 	if err != nil {
 		return err
@@ -149,7 +170,7 @@ func StampSecrets(ctx context.Context, dir, vm string, getenv func(string) strin
 	if folderfs.Local(dir, rel) != nil || folderfs.Local(dir, secretsKeyPath) != nil {
 		return nil // tracked by git: no stamp is kept in this clone
 	}
-	vals, err := SecretValues(ctx, dir, getenv, stderr)
+	vals, err := stampValues(dir, getenv)
 	if err != nil {
 		return err
 	}
@@ -160,11 +181,12 @@ func StampSecrets(ctx context.Context, dir, vm string, getenv func(string) strin
 	return generator.WriteFileAtomic(dir, rel, []byte(fp+"\n"), 0o600)
 }
 
-// SecretsChanged reports whether the secrets' values differ from those vm
-// was started with; false when no start was recorded (nothing to compare
-// with: a VM asb did not start, or one started before this asb). A folder
-// whose Taskfile stamps no VM by name has the one legacy stamp.
-func SecretsChanged(ctx context.Context, dir, vm string, getenv func(string) string, stderr io.Writer) (bool, error) {
+// SecretsChanged reports whether the values the rotation rule compares
+// differ from those vm was started with; false when no start was recorded
+// (nothing to compare with: a VM asb did not start, or one started before
+// this asb). A folder whose Taskfile stamps no VM by name has the one
+// legacy stamp. It runs nothing.
+func SecretsChanged(dir, vm string, getenv func(string) string) (bool, error) {
 	rel, err := secretsStampPath(vm)
 	if err != nil {
 		return false, err
@@ -176,7 +198,7 @@ func SecretsChanged(ctx context.Context, dir, vm string, getenv func(string) str
 	if err != nil || folderfs.Local(dir, secretsKeyPath) != nil {
 		return false, nil //nolint:nilerr // no stamp: no start to compare with
 	}
-	vals, err := SecretValues(ctx, dir, getenv, stderr)
+	vals, err := stampValues(dir, getenv)
 	if err != nil {
 		return false, err
 	}

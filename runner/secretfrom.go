@@ -34,15 +34,26 @@ type SecretCommands struct{ Dir string }
 
 // SecretCommandStore finds the user's store.
 func SecretCommandStore(getenv func(string) string) (*SecretCommands, error) {
+	base, err := StateDir(getenv)
+	if err != nil {
+		return nil, fmt.Errorf("%w: asb keeps the commands of secrets (asb secret add --from) there", err)
+	}
+	return &SecretCommands{Dir: filepath.Join(base, "secret-commands")}, nil
+}
+
+// StateDir is asb's folder in the user's state folder: $XDG_STATE_HOME/asb,
+// default ~/.local/state/asb (this user's, on this machine, outside every
+// repository).
+func StateDir(getenv func(string) string) (string, error) {
 	base := getenv("XDG_STATE_HOME")
 	if base == "" || !filepath.IsAbs(base) {
 		home := getenv("HOME")
 		if home == "" || !filepath.IsAbs(home) {
-			return nil, errors.New("neither $XDG_STATE_HOME nor $HOME is set to an absolute path: asb keeps the commands of secrets (asb secret add --from) there")
+			return "", errors.New("neither $XDG_STATE_HOME nor $HOME is set to an absolute path")
 		}
 		base = filepath.Join(home, ".local", "state")
 	}
-	return &SecretCommands{Dir: filepath.Join(base, "asb", "secret-commands")}, nil
+	return filepath.Join(base, "asb"), nil
 }
 
 type commandsFile struct {
@@ -176,4 +187,20 @@ func FromCommands(ctx context.Context, dir string, getenv func(string) string, e
 		out[ref] = v
 	}
 	return out, nil
+}
+
+// SecretCommandNames are the secrets of dir that have a recorded command
+// (never the commands themselves, for what only needs to know: the
+// rotation rule leaves them out).
+func SecretCommandNames(dir string, getenv func(string) string) map[string]bool {
+	out := map[string]bool{}
+	store, err := SecretCommandStore(getenv)
+	if err != nil {
+		return out
+	}
+	cmds, _ := store.Load(dir)
+	for name := range cmds {
+		out[name] = true
+	}
+	return out
 }

@@ -40,7 +40,9 @@ import (
 const WarmDir = ".asb/warm"
 
 // WarmVersion is the record format; a record of another version is ignored.
-const WarmVersion = 1
+// 2: checks a running VM passes name it (WarmStep.VM); runs with arguments
+// after -- are recorded (WarmKey.Args, warmargs.go).
+const WarmVersion = 2
 
 // WarmKey is what a run is: the same key, the same compiled commands.
 type WarmKey struct {
@@ -49,6 +51,9 @@ type WarmKey struct {
 	Tasks  []string          `json:"tasks"`
 	Vars   map[string]string `json:"vars"` // what asb set over the Taskfile's
 	Silent bool              `json:"silent"`
+	// Args: the run has arguments after -- (CLI_ARGS); the record holds
+	// marks where they go (warmargs.go), never the arguments.
+	Args bool `json:"args,omitempty"`
 }
 
 // WarmRecord is one recorded run.
@@ -79,6 +84,10 @@ type WarmStep struct {
 	Set         []string `json:"set,omitempty"`
 	Shopt       []string `json:"shopt,omitempty"`
 	IgnoreError bool     `json:"ignore_error,omitempty"`
+	// VM names the VM of a status check that a running VM passes
+	// (VMCheck): the warm run takes msb's lifecycle lock of that VM as its
+	// answer, and runs the check only when the lock does not say.
+	VM string `json:"vm,omitempty"`
 }
 
 // FileStamp identifies a file's content without reading it.

@@ -23,7 +23,14 @@ func TestPlainArgv(t *testing.T) {
 		{`a "$HOME"`, nil},
 		{"a ~/x", nil},
 		{"a *.go", nil},
-		{`a \x`, nil},
+		{`a \x`, []string{"a", "x"}}, // as the shell reads it
+		// go-task's quoting of an argument with a quote in it (q, CLI_ARGS)
+		{`msb exec vm -- sh -c 'it'\''s "$HOME"'`, []string{"msb", "exec", "vm", "--", "sh", "-c", `it's "$HOME"`}},
+		{`a\*b 'x y'`, []string{"a*b", "x y"}},
+		{"a {b,c}", nil},
+		{"a b~", nil},
+		{`a $'\n'`, nil},
+		{`a \`, nil},
 		{"! a", nil},
 		{"a &", nil},
 		{"a $(b)", nil},

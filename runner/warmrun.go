@@ -6,30 +6,71 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"syscall"
 
 	"github.com/joho/godotenv"
+
+	"github.com/agents-sandbox/asb/host"
 	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/interp"
 	"mvdan.cc/sh/v3/syntax"
 )
 
-// WarmIO are the streams of a warm run, and Exec, which runs the last
-// command on the terminal itself (RunForeground; nil: it runs with the
-// other commands' streams).
+// WarmIO are the streams of a warm run, and the environment msb is looked
+// at in (nil: os.Getenv). Out and Err show what asb prints (go-task's
+// lines, the checks' output) through asb's printer; TermOut and TermErr,
+// when set, are the raw terminal under them, which the last command, the
+// agent's own interface, gets as it is (the user gave it the terminal).
 type WarmIO struct {
-	In       io.Reader
-	Out, Err io.Writer
-	Exec     func(argv, env []string, dir string) error
+	In               io.Reader
+	Out, Err         io.Writer
+	TermOut, TermErr io.Writer
+	Getenv           func(string) string
+}
+
+// flusher is a printer that holds back the start of a character.
+type flusher interface{ Flush() error }
+
+// terminal returns the streams the last command gets: the raw ones, once
+// what the printers hold has been written.
+func (w WarmIO) terminal() (out, errOut io.Writer) {
+	out, errOut = w.Out, w.Err
+	for _, p := range []io.Writer{w.Out, w.Err} {
+		if f, ok := p.(flusher); ok {
+			_ = f.Flush()
+		}
+	}
+	if w.TermOut != nil {
+		out = w.TermOut
+	}
+	if w.TermErr != nil {
+		errOut = w.TermErr
+	}
+	return out, errOut
 }
 
 // ErrNotWarm means the record does not hold any more (a check failed, or
 // another run holds the folder's lock): nothing was run but checks, and the
 // engine must run the tasks.
 var ErrNotWarm = errors.New("not warm")
+
+// ErrVMGone is ErrNotWarm after the last command, msb exec, answered that
+// the VM is not there or could not be started: nothing ran in the VM, and
+// the engine must make or start it.
+var ErrVMGone = fmt.Errorf("%w: msb exec found no VM to run in", ErrNotWarm)
+
+// ExitError is the exit code of the attached last command (Attach), which
+// asb exits with, having said nothing of its own.
+type ExitError struct{ Code int }
+
+func (e *ExitError) Error() string { return fmt.Sprintf("exit status %d", e.Code) }
+
+// ExitCode is the attached command's own.
+func (e *ExitError) ExitCode() int { return e.Code }
 
 // RunWarm runs r: the checks, then (when every one passes) the named tasks'
 // commands, as go-task would. It returns ErrNotWarm when a check fails
@@ -44,7 +85,8 @@ func RunWarm(ctx context.Context, r *WarmRecord, io WarmIO) error {
 	if syscall.Flock(int(lock.Fd()), syscall.LOCK_SH|syscall.LOCK_NB) != nil {
 		return ErrNotWarm // a run is changing the VM: the engine waits for it
 	}
-	if !checksHold(ctx, r.Checks) {
+	msb := MSB{Getenv: io.Getenv}
+	if !checksHold(ctx, r.Checks, msb) {
 		return ErrNotWarm
 	}
 	if r.Session {
@@ -59,42 +101,65 @@ func RunWarm(ctx context.Context, r *WarmRecord, io WarmIO) error {
 		if c.Log != "" {
 			fmt.Fprintln(io.Err, c.Log)
 		}
-		if i == len(r.Cmds)-1 && io.Exec != nil {
-			// The last command, when it is one plain command, runs as asb's
-			// child on the terminal itself (RunForeground): the agent's
-			// interface, after which asb reviews what the run changed.
+		if i == len(r.Cmds)-1 {
+			// The last command, when it is one plain command, runs as
+			// asb's child with the terminal (a shell runs its last command
+			// as directly): no shell between msb exec and the user.
 			if argv, ok := plainArgv(c.Cmd); ok && !c.IgnoreError {
-				return lastStep(c, io.Exec(argv, stepEnv(c), c.Dir))
+				return attachLast(r, c, argv, io)
 			}
 		}
-		err := runStep(ctx, c, io.In, io.Out, io.Err)
-		var status interp.ExitStatus
-		switch {
-		case err == nil:
-		case errors.As(err, &status) && c.IgnoreError:
-		case ctx.Err() != nil:
-			return fmt.Errorf("interrupted: %w", ctx.Err())
-		case errors.As(err, &status):
-			return &TaskFailedError{Task: c.Task, Code: int(status),
-				Err: fmt.Errorf("its command failed (exit status %d); see its output above", int(status))}
-		default:
-			return &TaskFailedError{Task: c.Task, Code: 1, Err: err}
+		if err := runCmd(ctx, c, io); err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
-// lastStep is the result of the last command run by WarmIO.Exec.
-func lastStep(c WarmStep, err error) error {
-	var status *ExitStatusError
+// runCmd runs one of the named tasks' commands through the shell.
+func runCmd(ctx context.Context, c WarmStep, io WarmIO) error {
+	err := runStep(ctx, c, io.In, io.Out, io.Err)
+	var status interp.ExitStatus
 	switch {
 	case err == nil:
-		return nil
+	case errors.As(err, &status) && c.IgnoreError:
+	case ctx.Err() != nil:
+		return fmt.Errorf("interrupted: %w", ctx.Err())
 	case errors.As(err, &status):
-		return &TaskFailedError{Task: c.Task, Code: status.Code,
-			Err: fmt.Errorf("its command failed (exit status %d); see its output above", status.Code)}
+		return &TaskFailedError{Task: c.Task, Code: int(status),
+			Err: fmt.Errorf("its command failed (exit status %d); see its output above", int(status))}
+	default:
+		return &TaskFailedError{Task: c.Task, Code: 1, Err: err}
 	}
-	return &TaskFailedError{Task: c.Task, Code: 127, Err: err}
+	return nil
+}
+
+// attachLast runs the last command as asb's child (Attach). When it is
+// msb exec into the record's VM and msb answers that the VM is not there
+// or could not be started (the VM went between the checks and the exec,
+// or its lock is held by a boot still in flight, which the engine's
+// vm:start ends), nothing ran in the VM: ErrVMGone sends the run to the
+// engine, which makes or starts it and attaches. (A command in the VM that printed
+// msb's very answer first on its standard error and exited 1 would run
+// once more that way: the engine's run does not watch for it.)
+func attachLast(r *WarmRecord, c WarmStep, argv []string, io WarmIO) error {
+	vm := r.Key.Vars["VM"]
+	var answers []string
+	if len(argv) > 2 && filepath.Base(argv[0]) == "msb" && argv[1] == "exec" && vm != "" && slices.Contains(argv, vm) {
+		answers = []string{host.MSBNotFound(vm), host.MSBFailedStart(vm), host.MSBNotStartable(vm)}
+	}
+	out, errOut := io.terminal()
+	code, answered, err := Attach(argv, stepEnv(c), c.Dir, io.In, out, errOut, answers)
+	switch {
+	case err != nil:
+		return &TaskFailedError{Task: c.Task, Code: code, Err: err}
+	case answered:
+		fmt.Fprintf(io.Err, "asb: %s is not running (msb exec could not reach it): starting it\n", vm)
+		return ErrVMGone
+	case code != 0:
+		return &ExitError{Code: code}
+	}
+	return nil
 }
 
 // runStep runs one command with mvdan/sh, as go-task does: errexit on, the
@@ -169,15 +234,17 @@ func stepEnv(s WarmStep) []string {
 }
 
 // checksHold runs the checks (status commands and preconditions) at once,
-// as go-task runs a task's dependencies, and reports whether all passed.
-func checksHold(ctx context.Context, checks []WarmStep) bool {
+// as go-task runs a task's dependencies, and reports whether all passed. A
+// check of a VM that msb's lock shows running passes without a process
+// (VMCheck).
+func checksHold(ctx context.Context, checks []WarmStep, msb MSB) bool {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	failed := make(chan struct{}, len(checks))
 	var wg sync.WaitGroup
 	for _, c := range checks {
-		if c.Kind == "uptodate" {
-			continue
+		if c.Kind == "uptodate" || c.VM != "" && msb.IsRunning(c.VM) {
+			continue // a line to print; a check the running VM passes
 		}
 		wg.Go(func() {
 			if runStep(ctx, c, nil, nil, nil) != nil {
@@ -224,10 +291,11 @@ func literal(w *syntax.Word) (string, bool) {
 	for _, p := range w.Parts {
 		switch p := p.(type) {
 		case *syntax.Lit:
-			if strings.ContainsAny(p.Value, "\\*?[~") {
-				return "", false // escapes, globs, tilde: the shell's to expand
+			v, ok := unescape(p.Value)
+			if !ok {
+				return "", false
 			}
-			b.WriteString(p.Value)
+			b.WriteString(v)
 		case *syntax.SglQuoted:
 			if p.Dollar {
 				return "", false
@@ -243,6 +311,29 @@ func literal(w *syntax.Word) (string, bool) {
 			}
 		default:
 			return "", false
+		}
+	}
+	return b.String(), true
+}
+
+// unescape is the value of an unquoted literal: a backslash keeps the next
+// character as it is (go-task quotes a single quote inside an argument as
+// an escaped quote between two quoted parts), and a backslash before a
+// newline joins the lines. A glob, brace or tilde left unescaped is the
+// shell's to expand: not a literal.
+func unescape(lit string) (string, bool) {
+	var b strings.Builder
+	for i := 0; i < len(lit); i++ {
+		switch c := lit[i]; {
+		case c == '\\' && i+1 < len(lit):
+			i++
+			if lit[i] != '\n' {
+				b.WriteByte(lit[i])
+			}
+		case c == '\\' || strings.IndexByte("*?[{~", c) >= 0:
+			return "", false
+		default:
+			b.WriteByte(c)
 		}
 	}
 	return b.String(), true

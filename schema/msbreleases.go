@@ -17,7 +17,10 @@ var MSBReleases = []MSBRelease{
 	// v0.7.2: the release asb was first written and is tested against (the
 	// real binary in CI). It has sandbox labels ("--label <KEY[=VALUE]>
 	// Attach a label to the sandbox", `msb ls --label`), checked against the
-	// real binary.
+	// real binary. Every supported release keeps a running sandbox's
+	// lifecycle lock in MSB_HOME (host/msbstate.go: seen held by 0.7.2, the
+	// same path in 0.7.8's source), and starts a stopped sandbox itself on
+	// msb exec.
 	{Version: "0.7.2", Features: []MSBFeature{FeatLabels}},
 	// v0.7.3: "HTTPS hostname rules need inspection. Strict hostname
 	// checking is now on by default. HTTPS allowed only by hostname needs

@@ -74,8 +74,10 @@ func TestConcurrentEditsKeepEveryEdit(t *testing.T) {
 // at a random moment, 50 times per command: every file of the folder is
 // then as it was before the command or as a finished run leaves it, never a
 // mix (or a half-written file),
-// and after the next asb command no staging file (which may hold
-// secrets.env's values) is left.
+// validate takes the folder as it is, and after the next asb command that
+// writes (it cleans under the folder's lock; a looking command never walks
+// the folder for them) no staging file (which may hold secrets.env's
+// values) is left.
 func TestKilledEditsLeaveBeforeOrAfter(t *testing.T) {
 	testenv.Slow(t)
 	asb := testenv.BuildAsb(t)
@@ -151,6 +153,9 @@ func TestKilledEditsLeaveBeforeOrAfter(t *testing.T) {
 				out, err := exec.Command(asb, "validate", dir).CombinedOutput()
 				if err != nil && !strings.Contains(string(out), "warning") {
 					t.Fatalf("round %d: validate after the kill: %v\n%s", round, err, out)
+				}
+				if out, err := exec.Command(asb, "network", "allow", "next.example.com", "-d", dir).CombinedOutput(); err != nil {
+					t.Fatalf("round %d: the next edit after the kill: %v\n%s", round, err, out)
 				}
 				assertNoStaging(t, dir)
 			}

@@ -58,6 +58,15 @@ func IsTerminal(w io.Writer) bool {
 // chose to give the terminal to (the agent's own interface).
 func (w *Writer) Unwrap() io.Writer { return w.w }
 
+// Raw is the writer under w when w is asb's printer, else w itself: the
+// raw channel for a program the user chose to give the terminal to.
+func Raw(w io.Writer) io.Writer {
+	if tw, ok := w.(*Writer); ok {
+		return tw.w
+	}
+	return w
+}
+
 // Write shows p with its control characters visible. It reports len(p)
 // written when the underlying write succeeds.
 func (w *Writer) Write(p []byte) (int, error) {

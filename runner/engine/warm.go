@@ -25,9 +25,10 @@ import (
 // on anything but the Taskfile and the key (an environment variable, the
 // time, a random value, an sh: var), when a named task's commands call
 // other tasks or are conditional, when a dependency has neither status nor
-// sources (it always runs), or when there are prompts, includes or
-// arguments after --. Then there is no record, and every run is the
-// engine's, as before.
+// sources (it always runs), or when there are prompts or includes, or
+// arguments after -- that the commands use otherwise than as CLI_ARGS is
+// (warmargs.go). Then there is no record, and every run is the engine's,
+// as before.
 
 // specialVars are the vars go-task itself sets; a template may use them.
 var specialVars = []string{"CLI_ARGS", "CLI_ARGS_LIST", "CLI_FORCE", "CLI_SILENT", "CLI_VERBOSE", "CLI_ASSUME_YES",
@@ -62,8 +63,13 @@ func (t *Tasks) recordWarm(spec runner.EngineSpec) {
 
 func (t *Tasks) warmRecord(spec runner.EngineSpec, key runner.WarmKey) (*runner.WarmRecord, string) {
 	if len(spec.Args) > 0 {
-		return nil, "arguments after -- (the record would hold them)"
+		return t.argsRecord(spec, key)
 	}
+	return t.compileRecord(spec, key)
+}
+
+// compileRecord records the run of spec as go-task compiles it now.
+func (t *Tasks) compileRecord(spec runner.EngineSpec, key runner.WarmKey) (*runner.WarmRecord, string) {
 	raw, err := schema.ReadFile(filepath.Join(spec.Dir, runner.TaskfileName))
 	if err != nil {
 		return nil, err.Error()
@@ -100,6 +106,15 @@ func (t *Tasks) warmRecord(spec runner.EngineSpec, key runner.WarmKey) (*runner.
 			if why := t.recordDep(r, &task.Call{Task: d.Task, Vars: d.Vars, Silent: d.Silent}, spec, seen); why != "" {
 				return nil, why
 			}
+		}
+		// go-task checks a named task's preconditions after its
+		// dependencies (vm:exec's: that there is a command to run).
+		env, dotenv, why := t.stepEnv(ct)
+		if why != "" {
+			return nil, name + ": " + why
+		}
+		for _, p := range ct.Preconditions {
+			r.Checks = append(r.Checks, runner.WarmStep{Task: ct.Name(), Kind: "precondition", Cmd: p.Sh, Dir: ct.Dir, Env: env, Dotenv: dotenv})
 		}
 		if why := t.recordCmds(r, ct, spec); why != "" {
 			return nil, why
@@ -142,7 +157,9 @@ func (t *Tasks) recordDep(r *runner.WarmRecord, call *task.Call, spec runner.Eng
 		r.Checks = append(r.Checks, step("precondition", p.Sh))
 	}
 	for _, s := range ct.Status {
-		r.Checks = append(r.Checks, step("status", s))
+		st := step("status", s)
+		st.VM = runner.VMCheck(s)
+		r.Checks = append(r.Checks, st)
 	}
 	for _, g := range slices.Concat(ct.Sources, ct.Generates) {
 		root := runner.GlobRoot(ct.Dir, g.Glob)

@@ -101,6 +101,7 @@ expect_fail home_after_reset rootexec ls /home/dev/keep
 for i in 1 2 3; do step "x_asb_exec$i" vmexec true; step "x_msb_exec$i" flaky msb exec --no-tty -u dev -w /workspace "$VM" -- true; done
 ptyrun asb task agent >/dev/null 2>&1 # records the warm path for this VM
 for i in 1 2 3; do step "x_asb_agent$i" ptyrun asb task agent; step "x_msb_agent$i" ptyrun msb exec -t -u dev -w /workspace "$VM" -- opencode; done
+. "$DATA/steps/steps_speed.sh"
 step x_asb_rm asb task vm:rm
 IMG=$(msb image ls -q | head -n1)
 msb volume create --quiet bare-home

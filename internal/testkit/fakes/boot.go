@@ -11,7 +11,6 @@ import (
 	"maps"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -42,7 +41,12 @@ const BootSecondsEnv = "ASB_FAKE_BOOT_SECONDS"
 // NoBootEnv, set to 1, is BootEnv=fail.
 const NoBootEnv = "ASB_FAKE_NO_BOOT"
 
-const bootFailure = "error: failed to start %q\n  → other: sandbox process exited (exit status: 1) before agent relay became available"
+// bootFailure is msb 0.7.2's answer to a boot that fails, from create,
+// start, and exec into a stopped VM alike (seen here: `msb exec t1 -- true`
+// on the Stopped record a failed create left, exit 1; the real one says
+// "(signal: 6 (SIGABRT))" without /dev/kvm, "(exit status: 1)" on /dev/kvm
+// without CPU virtualization).
+const bootFailure = "error: failed to start %q\n  → other: sandbox process exited (exit status: 1) before agent relay became available\n  → run `msb logs --source system %[1]s` for full diagnostics"
 
 func bootMode() (mode string, seconds float64) {
 	mode = os.Getenv(BootEnv)
@@ -172,6 +176,9 @@ func (e *env) start(args []string) error {
 		if err := e.get("msb-vms", n, &vm); err != nil {
 			return fail("error: sandbox not found: %s", n)
 		}
+		if vm.Status == "Running" {
+			continue
+		}
 		if err := e.boot(vm); err != nil {
 			return err
 		}
@@ -179,9 +186,14 @@ func (e *env) start(args []string) error {
 	return nil
 }
 
-// boot records vm and boots it the BootEnv way.
+// boot records vm and boots it the BootEnv way. A VM that boots has a
+// process of its own for as long as it runs, which holds its lifecycle lock
+// as msb's does (host.MSBLifecycleLock): `msb machine` for a boot that
+// takes time, `msb hold` for one at once (a name of its own, so that what
+// looks for spinning machines does not find it).
 func (e *env) boot(vm VMRecord) error {
 	mode, seconds := bootMode()
+	verb, outcome := "machine", "fail"
 	switch mode {
 	case "fail":
 		vm.Status = "Stopped"
@@ -189,22 +201,19 @@ func (e *env) boot(vm VMRecord) error {
 			return err
 		}
 		return fail(bootFailure, vm.Name)
-	case "spin", "slow":
+	case "spin":
+	case "slow":
+		outcome = "ok"
 	default:
-		vm.Status = "Running"
-		return e.put("msb-vms", vm.Name, vm)
+		verb, outcome, seconds = "hold", "ok", 0
 	}
 	self, err := exec.LookPath("msb")
 	if err != nil {
 		return err
 	}
-	outcome := "fail"
-	if mode == "slow" {
-		outcome = "ok"
-	}
 	// The machine first, then the record: whoever sees the VM Starting
 	// finds its machine process.
-	m := exec.Command(self, "machine", "--name", vm.Name, "--seconds", fmt.Sprint(seconds), "--outcome", outcome)
+	m := exec.Command(self, verb, "--name", vm.Name, "--seconds", fmt.Sprint(seconds), "--outcome", outcome)
 	m.SysProcAttr = &syscall.SysProcAttr{Setsid: true} // as msb: out of the terminal's reach
 	// and, as msb's, with none of the caller's streams: stdin, stdout and
 	// stderr are /dev/null (nil), so no pipe stays open behind a create.
@@ -214,7 +223,8 @@ func (e *env) boot(vm VMRecord) error {
 	if err := e.putRaw("msb-machines", vm.Name, []byte(strconv.Itoa(m.Process.Pid))); err != nil {
 		return err
 	}
-	go func() { _ = m.Wait() }() // reap it should it end while create waits
+	exited := make(chan struct{})
+	go func() { _ = m.Wait(); close(exited) }() // reap it should it end while create waits
 	vm.Status = "Starting"
 	if err := e.put("msb-vms", vm.Name, vm); err != nil {
 		return err
@@ -231,34 +241,35 @@ func (e *env) boot(vm VMRecord) error {
 		case "Stopped":
 			return fail(bootFailure, vm.Name)
 		}
-		time.Sleep(20 * time.Millisecond)
+		select {
+		case <-exited: // the machine ended without a verdict: the boot failed
+			if e.get("msb-vms", vm.Name, &cur) == nil && cur.Status == "Running" {
+				return nil
+			}
+			return fail(bootFailure, vm.Name)
+		case <-time.After(5 * time.Millisecond):
+		}
 	}
 }
 
-// machine is `msb machine`: the VM's own process. It boots (or spins) for
-// --seconds, then sets the VM Running and stays (--outcome ok) or Stopped and
-// exits 1; SIGTERM stops it at any time, the VM Stopped.
-func (e *env) machine(args []string) error {
-	fl, _, _ := flags(args, "--name", "--seconds", "--outcome")
-	name := last(fl["--name"])
-	secs, _ := strconv.ParseFloat(last(fl["--seconds"]), 64)
-	term := make(chan os.Signal, 1)
-	signal.Notify(term, syscall.SIGTERM, syscall.SIGINT)
-	defer os.Remove(e.path("msb-machines", name))
-	select {
-	case <-term:
-		return e.setStatus(name, "Stopped")
-	case <-time.After(time.Duration(secs * float64(time.Second))):
+// runUntilGone waits for SIGTERM (true: stopped) or for the VM to be gone
+// from under its process (false, and nothing is written): its record
+// removed or no longer Running, or the whole state folder (a test's
+// temporary folder) removed.
+func (e *env) runUntilGone(name string, term <-chan os.Signal) (gone bool) {
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-term:
+			return false
+		case <-tick.C:
+			var vm VMRecord
+			if e.get("msb-vms", name, &vm) != nil || vm.Status != "Running" {
+				return true
+			}
+		}
 	}
-	if last(fl["--outcome"]) != "ok" {
-		_ = e.setStatus(name, "Stopped")
-		return exitError{1, "KVM_EXIT_INTERNAL_ERROR"}
-	}
-	if err := e.setStatus(name, "Running"); err != nil {
-		return err
-	}
-	<-term
-	return e.setStatus(name, "Stopped")
 }
 
 // waitMachine ends the machine of a running VM and waits for a booting one

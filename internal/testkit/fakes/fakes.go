@@ -25,6 +25,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 )
 
 // StateEnv names the folder holding the fakes' state.
@@ -33,14 +34,59 @@ const StateEnv = "ASB_FAKE_STATE"
 // Tools are the names the fakes answer to.
 var Tools = []string{"msb", "docker", "podman"}
 
+// Recorders are real tools the stand-in can stand in front of: linked
+// under their name (LinkRecorders), it records the call and then runs the
+// real tool, found on PATH past the link, so that a test can count every
+// process a run starts.
+var Recorders = []string{"grep", "sh"}
+
 // Dispatch runs the fake named by argv[0] and exits, or returns when argv[0]
-// is not one of Tools.
+// is not one of Tools or Recorders.
 func Dispatch() {
 	name := filepath.Base(os.Args[0])
+	if slices.Contains(Recorders, name) {
+		os.Exit(passThrough(name))
+	}
 	if !slices.Contains(Tools, name) {
 		return
 	}
 	os.Exit(Main(name, os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+// LinkRecorders puts the Recorders named into bin, links to fake.
+func LinkRecorders(fake, bin string, names ...string) error {
+	for _, n := range names {
+		if !slices.Contains(Recorders, n) {
+			return fmt.Errorf("%s is not one of the stand-in's recorders %v", n, Recorders)
+		}
+		if err := os.Symlink(fake, filepath.Join(bin, n)); err != nil && !errors.Is(err, fs.ErrExist) {
+			return err
+		}
+	}
+	return nil
+}
+
+// passThrough records the call of name and replaces itself with the real
+// tool: the first name on PATH that is not a link to this program.
+func passThrough(name string) int {
+	e := &env{state: os.Getenv(StateEnv)}
+	if e.state != "" {
+		_ = e.record(append([]string{name}, os.Args[1:]...))
+	}
+	self, _ := os.Executable()
+	for _, dir := range filepath.SplitList(os.Getenv("PATH")) {
+		p := filepath.Join(dir, name)
+		if real, err := filepath.EvalSymlinks(p); err != nil || real == self {
+			continue
+		}
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			err := syscall.Exec(p, append([]string{name}, os.Args[1:]...), os.Environ())
+			fmt.Fprintf(os.Stderr, "fake %s: %v\n", name, err)
+			return 127
+		}
+	}
+	fmt.Fprintf(os.Stderr, "fake %s: no real %s on PATH\n", name, name)
+	return 127
 }
 
 // Build compiles the stand-in into dir/fake with the go command and
@@ -121,9 +167,13 @@ func Main(tool string, args []string, stdin io.Reader, stdout, stderr io.Writer)
 		return 127
 	}
 	e := &env{state: state, stdin: stdin, stdout: stdout, stderr: stderr}
-	if err := e.record(append([]string{tool}, args...)); err != nil {
-		fmt.Fprintf(stderr, "fake %s: %v\n", tool, err)
-		return 127
+	// A VM's own process (msb machine, msb hold) is msb's, not a call.
+	own := tool == "msb" && len(args) > 0 && (args[0] == "machine" || args[0] == "hold")
+	if !own {
+		if err := e.record(append([]string{tool}, args...)); err != nil {
+			fmt.Fprintf(stderr, "fake %s: %v\n", tool, err)
+			return 127
+		}
 	}
 	var err error
 	if tool == "msb" {

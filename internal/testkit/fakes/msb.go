@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"strconv"
 	"strings"
+	"syscall"
 )
 
 type msbImage struct {
@@ -133,7 +135,7 @@ func (e *env) msb(args []string) error {
 		return e.create(args)
 	case "start":
 		return e.start(args)
-	case "machine":
+	case "machine", "hold":
 		return e.machine(args)
 	case "stop":
 		return e.msbStop(args)
@@ -313,8 +315,20 @@ func (e *env) msbExec(args []string) error {
 	if err := e.get("msb-vms", pos[0], &vm); err != nil {
 		return fail("error: sandbox not found: %s", pos[0])
 	}
-	if vm.Status != "Running" {
-		return fail("error: sandbox %q is not running", pos[0])
+	switch vm.Status {
+	case "Running":
+	case "Stopped":
+		// msb 0.7.2 starts a stopped VM itself (with this process's
+		// environment), and stops it again when the command ends.
+		if err := e.boot(vm); err != nil {
+			return err
+		}
+		defer func() {
+			e.waitMachine(vm.Name)
+			_ = e.setStatus(vm.Name, "Stopped")
+		}()
+	default:
+		return fail("error: sandbox '%s' is in state %s and cannot be started", pos[0], vm.Status)
 	}
 	if fl["--stream"] != nil {
 		// What the command read on its stdin, as a digest (never the
@@ -332,8 +346,33 @@ func (e *env) msbExec(args []string) error {
 			}
 		}
 	}
+	if len(rest) > 0 && rest[0] == WaitCommand {
+		return e.waitForSignal(pos[0])
+	}
 	_, err := fmt.Fprintf(e.stdout, "fake-exec[%s]: %s\n", pos[0], strings.Join(rest, " "))
 	return err
+}
+
+// WaitCommand, run in the stand-in's VM (msb exec VM -- standin-wait), is a
+// command that runs until a signal reaches msb exec, which then exits
+// 128+N as msb does for a command ended so; Waiting says it is waiting.
+const WaitCommand = "standin-wait"
+
+func (e *env) waitForSignal(vm string) error {
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	if err := e.putRaw("msb-exec-waiting", vm, []byte(strconv.Itoa(os.Getpid()))); err != nil {
+		return err
+	}
+	s := (<-sigs).(syscall.Signal)
+	_ = os.Remove(e.path("msb-exec-waiting", vm))
+	return exitError{128 + int(s), "fake-exec: ended by " + s.String()}
+}
+
+// Waiting reports whether a WaitCommand runs in vm.
+func Waiting(state, vm string) bool {
+	_, err := os.Stat((&env{state: state}).path("msb-exec-waiting", vm))
+	return err == nil
 }
 
 // ExecStdin is the digest (Digest) of what the last msb exec --stream in

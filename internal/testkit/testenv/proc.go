@@ -59,6 +59,9 @@ func (p *Proc) Interrupt() error {
 // Kill sends SIGKILL to the process alone (kill -9).
 func (p *Proc) Kill() error { return p.cmd.Process.Kill() }
 
+// Signal sends s to the process alone (kill -s), not its group.
+func (p *Proc) Signal(s syscall.Signal) error { return p.cmd.Process.Signal(s) }
+
 // Done is closed when the process has ended.
 func (p *Proc) Done() <-chan struct{} { return p.done }
 

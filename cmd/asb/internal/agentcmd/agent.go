@@ -75,6 +75,7 @@ func runAdd(ctx context.Context, o *Options) error {
 		return err
 	}
 	defer lock.Release()
+	cmdutil.CleanStaging(dir, o.Factory.IO.ErrOut)
 	if !o.DryRun {
 		defer cmdutil.KeepApproval(o.Factory, dir)()
 	}

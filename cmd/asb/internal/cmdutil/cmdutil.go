@@ -75,11 +75,6 @@ type Factory struct {
 	// could then leave the administrator's floor): only the test binary
 	// sets another.
 	MachinePolicy string
-	// Foreground runs the agent of a warm run as asb's child on the
-	// terminal itself (runner.RunForeground), so that asb reviews what the
-	// run changed when it returns; nil runs it with the other commands'
-	// streams (tests).
-	Foreground func(argv, env []string, dir string) error
 }
 
 // UsageError is a mistake in the command line (exit code 2).

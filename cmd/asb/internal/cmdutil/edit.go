@@ -64,28 +64,33 @@ func KeepApproval(f *Factory, dir string) func() {
 }
 
 // CleanStaging removes, from the outer folder dir, the staging files a
-// killed asb left (they may hold secrets.env's values), saying so on w.
-// The caller holds the folder's lock.
-func CleanStaging(dir string, w io.Writer) {
+// killed asb left (they may hold secrets.env's values), saying so on w,
+// and returns how many. The caller holds the folder's lock.
+//
+// It walks the folder, so it runs where that costs nothing beside the
+// rest: under the lock of a command that writes (EditFolder, init, update,
+// sync), before a full asb task run, and when a trust check finds the
+// folder changed. A warm run, validate and the looking commands never walk.
+func CleanStaging(dir string, w io.Writer) int {
 	removed, err := generator.CleanStaging(dir)
 	if err != nil {
 		fmt.Fprintf(w, "asb: warning: could not remove the staging files a killed asb left: %v\n", err)
-		return
+		return 0
 	}
 	if len(removed) > 0 {
 		fmt.Fprintf(w, "asb: removed %d staging file(s) a killed asb left: %s\n", len(removed), strings.Join(removed, ", "))
 	}
+	return len(removed)
 }
 
-// CleanStaleStaging is CleanStaging for a command that does not change the
-// folder (validate, boundary, task): it cleans only when no other asb holds
-// the folder's lock (a live write's staging files are its own), and never
-// waits.
-func CleanStaleStaging(dir string, w io.Writer) {
+// CleanStaleStaging is CleanStaging for a command that does not otherwise
+// hold the folder's lock (asb task): it cleans only when no other asb holds
+// it (a live write's staging files are its own), and never waits.
+func CleanStaleStaging(dir string, w io.Writer) int {
 	lock, err := runner.TryLockFolder(dir, "removing staging files")
 	if err != nil || lock == nil {
-		return
+		return 0
 	}
 	defer lock.Release()
-	CleanStaging(dir, w)
+	return CleanStaging(dir, w)
 }

@@ -35,7 +35,6 @@ func OpenFolder(f *Factory, dirFlag string) (*outer.Folder, error) {
 	if err != nil {
 		return nil, err
 	}
-	CleanStaleStaging(dir, f.IO.ErrOut)
 	return outer.Open(dir, outer.Options{Getenv: f.Getenv, Agents: Agents(f)})
 }
 

@@ -79,7 +79,9 @@ func Run(ctx context.Context, o *Options) error {
 		}
 		po.OlderThan = d
 	}
-	fleet, err := runner.LoadFleet(ctx, o.MSB, o.Exists)
+	m := o.MSB
+	m.Fresh = !o.DryRun // what is removed is judged by msb's labels as they are now
+	fleet, err := runner.LoadFleet(ctx, m, o.Exists)
 	if err != nil {
 		return cmdutil.MSBError("list the sandboxes", err)
 	}

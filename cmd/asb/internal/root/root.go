@@ -63,7 +63,6 @@ func NewFactory(io *cmdutil.IOStreams) *cmdutil.Factory {
 		Exec:       runner.ExecProcess,
 		// The administrator's floor: fixed, not moved by any variable.
 		MachinePolicy: schema.MachinePolicyPath,
-		Foreground:    runner.RunForeground,
 	}
 }
 

@@ -272,7 +272,7 @@ func newStampCmd(opts *Options) *cobra.Command {
 			if len(args) == 1 {
 				vm = args[0]
 			}
-			return runner.StampSecrets(cmd.Context(), dir, vm, opts.Factory.Getenv, opts.Factory.IO.ErrOut)
+			return runner.StampSecrets(dir, vm, opts.Factory.Getenv)
 		},
 	}
 }

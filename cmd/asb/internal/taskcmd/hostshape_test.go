@@ -239,3 +239,45 @@ func TestLostStateFindsTheHome(t *testing.T) {
 		}
 	}
 }
+
+// TestWarmAgentAfterAKilledBoot: a warm folder whose VM was stopped, then
+// left booting by an asb killed with -9 (its msb machine spins on, holding
+// the VM's lifecycle lock as a running VM does): the next asb task agent's
+// msb exec is answered "in state Starting and cannot be started" (as the
+// real msb answers in the booted guest), and the run goes the full way:
+// the boot is ended, the VM started, the agent attached.
+func TestWarmAgentAfterAKilledBoot(t *testing.T) {
+	p := newProcSandbox(t)
+	id := p.identity()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for range 2 { // cold, then warm: the record is there
+		if _, errOut, code := p.start(t, "task", "agent").Wait(ctx); code != 0 {
+			t.Fatalf("agent: exit %d\n%s", code, errOut)
+		}
+	}
+	if _, errOut, code := p.start(t, "task", "vm:stop").Wait(ctx); code != 0 {
+		t.Fatalf("vm:stop: exit %d\n%s", code, errOut)
+	}
+	t.Setenv(fakes.BootEnv, "spin")
+	p.env = os.Environ()
+	run := p.start(t, "task", "vm:start")
+	p.waitStatus(t, id.VM, "Starting")
+	if err := run.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	<-run.Done()
+	t.Setenv(fakes.BootEnv, "")
+	p.env = os.Environ()
+	p.calls()
+	out, errOut, code := p.start(t, "task", "agent").Wait(ctx)
+	got := summary(p.calls())
+	if code != 0 || !strings.Contains(out, "fake-exec["+id.VM+"]") || !strings.Contains(errOut, "the boot of "+id.VM+" did not finish") ||
+		len(got) == 0 || got[0] != "msb exec" || !slices.Contains(got, "msb start") {
+		t.Fatalf("agent after a killed boot: exit %d, calls %q\n%s%s", code, got, out, errOut)
+	}
+	if strings.Contains(errOut, "cannot be started") {
+		t.Errorf("msb's answer was shown:\n%s", errOut)
+	}
+	testenv.NoMachineLeft(t, id.VM, p.msbHome)
+}

@@ -23,7 +23,7 @@ func rotateSecrets(ctx context.Context, o *Options, dir, vm string) error {
 	if !slices.ContainsFunc(o.Tasks, func(t string) bool { return slices.Contains(attaching, t) }) {
 		return nil
 	}
-	changed, err := runner.SecretsChanged(ctx, dir, vm, o.Getenv, o.IO.ErrOut)
+	changed, err := runner.SecretsChanged(dir, vm, o.Getenv)
 	if err != nil || !changed {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/agents-sandbox/asb/generator"
+	"github.com/agents-sandbox/asb/internal/testkit/fakes"
 	"github.com/agents-sandbox/asb/internal/testkit/testenv"
 )
 
@@ -63,4 +64,46 @@ func TestSecretRotationRestartsTheVM(t *testing.T) {
 	}
 	testenv.NoValueOnDisk(t, s.dir, first, second)
 	testenv.NoValueOnDisk(t, s.state, first, second)
+}
+
+// TestFromSecretRunsOnlyAtStart: a secret from a command gets its value
+// when the VM starts (docs/rotation.md): a warm asb task agent runs no
+// command (a command that hands out a fresh value at each call restarts
+// nothing) and is the one msb exec; vm:stop, then agent, runs it once and
+// starts the VM with the new value.
+func TestFromSecretRunsOnlyAtStart(t *testing.T) {
+	s := newSandbox(t, generator.DefaultOptions("opencode", "demo"))
+	counter := filepath.Join(t.TempDir(), "runs")
+	fresh := `echo run >>` + counter + `; printf 'fresh-token-%s\n' "$(wc -l <` + counter + ` | tr -d ' ')"`
+	if _, e, code := s.run("", "secret", "add", "GITHUB_TOKEN", "--allow", "api.github.com", "--from", fresh); code != 0 {
+		t.Fatalf("secret add --from: exit %d\n%s", code, e)
+	}
+	runs := func() int {
+		raw, _ := os.ReadFile(counter)
+		return strings.Count(string(raw), "run")
+	}
+	mustRun(t, s, "task", "agent")
+	s.calls()
+	before := runs()
+	for range 2 {
+		if got := s.warm(t, "task", "agent"); !slices.Equal(got, []string{"msb exec"}) {
+			t.Fatalf("warm agent with a --from secret invoked %q", got)
+		}
+	}
+	if runs() != before {
+		t.Errorf("a warm asb task agent ran the secret's command (%d runs, %d before)", runs(), before)
+	}
+	mustRun(t, s, "task", "vm:stop")
+	mustRun(t, s, "task", "agent")
+	got := summary(s.calls())
+	if !slices.Contains(got, "msb start") || runs() == before {
+		t.Errorf("after vm:stop, agent: calls %q, command runs %d (before %d): want msb start with a new value", got, runs(), before)
+	}
+	vm, err := fakes.VM(s.state, s.identity().VM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if vm.Status != "Running" {
+		t.Errorf("the VM is %s", vm.Status)
+	}
 }

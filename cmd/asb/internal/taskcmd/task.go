@@ -13,6 +13,7 @@ import (
 
 	"github.com/agents-sandbox/asb/cmd/asb/internal/cmdutil"
 	"github.com/agents-sandbox/asb/host"
+	"github.com/agents-sandbox/asb/internal/termtext"
 	"github.com/agents-sandbox/asb/outer"
 	"github.com/agents-sandbox/asb/runner"
 )
@@ -26,10 +27,9 @@ type Options struct {
 	Now        func() time.Time
 	LookPath   func(string) (string, error) // nil: exec.LookPath
 	Engine     func(context.Context, runner.EngineSpec, *cmdutil.IOStreams) error
-	Foreground func(argv, env []string, dir string) error // the warm run's agent (runner.RunForeground)
-	Templates  fs.FS                                      // asb's templates: what a trusted folder renders from
-	IsTerminal func() bool                                // whether a question can be asked on IO.In
-	Host       host.Host                                  // the machine (a session's capacity check); nil: host.SystemHost
+	Templates  fs.FS       // asb's templates: what a trusted folder renders from
+	IsTerminal func() bool // whether a question can be asked on IO.In
+	Host       host.Host   // the machine (a session's capacity check); nil: host.SystemHost
 	// MachinePolicy is the administrator's policy file (Factory's).
 	MachinePolicy string
 
@@ -48,7 +48,7 @@ type Options struct {
 
 // NewCmd returns `asb task`.
 func NewCmd(f *cmdutil.Factory) *cobra.Command {
-	opts := &Options{IO: f.IO, Getwd: f.Getwd, Getenv: f.Getenv, Executable: f.Executable, Now: f.Now, Engine: f.Engine, Foreground: f.Foreground,
+	opts := &Options{IO: f.IO, Getwd: f.Getwd, Getenv: f.Getenv, Executable: f.Executable, Now: f.Now, Engine: f.Engine,
 		Templates: f.Templates, IsTerminal: func() bool { return cmdutil.IsTerminal(f.IO.In) }, Host: f.Host, MachinePolicy: f.MachinePolicy}
 	cmd := &cobra.Command{
 		Use:     "task [TASK...] [-- ARGS...]",
@@ -96,7 +96,6 @@ func Run(ctx context.Context, o *Options) error {
 	if err != nil {
 		return err
 	}
-	cmdutil.CleanStaleStaging(dir, o.IO.ErrOut)
 	spec := runner.EngineSpec{Dir: dir, Tasks: o.Tasks, Args: o.Args,
 		Dry: o.Dry, Summary: o.Summary, Force: o.Force, Verbose: o.Verbose, Silent: o.Silent, Yes: o.Yes}
 	if o.List || (len(o.Tasks) == 0 && o.Summary == "") {
@@ -141,6 +140,9 @@ func Run(ctx context.Context, o *Options) error {
 			return err
 		}
 	}
+	// The full run: where a killed write's staging files are looked for
+	// (a warm run never walks the folder).
+	cmdutil.CleanStaleStaging(dir, o.IO.ErrOut)
 	return o.Engine(ctx, spec, o.IO)
 }
 
@@ -159,10 +161,21 @@ func runWarm(ctx context.Context, o *Options, spec runner.EngineSpec) error {
 	if len(bins) != 2 || bins[0] != spec.Vars["ASB"] || !r.Fresh(bins) {
 		return runner.ErrNotWarm
 	}
+	if len(spec.Args) > 0 {
+		var err error
+		if r, err = r.WithArgs(spec.Args); err != nil {
+			return runner.ErrNotWarm // the engine says what is wrong with them
+		}
+	}
 	review := startReview(o, spec)
-	err := runner.RunWarm(ctx, r, runner.WarmIO{In: o.IO.In, Out: o.IO.Out, Err: o.IO.ErrOut, Exec: o.Foreground})
-	if !errors.Is(err, runner.ErrNotWarm) {
-		review()
+	err := runner.RunWarm(ctx, r, runner.WarmIO{In: o.IO.In, Out: o.IO.Out, Err: o.IO.ErrOut,
+		TermOut: termtext.Raw(o.IO.Out), TermErr: termtext.Raw(o.IO.ErrOut), Getenv: o.Getenv})
+	if !errors.Is(err, runner.ErrNotWarm) { // ErrVMGone too: nothing ran in the VM, the engine's run reviews
+		review() // the agent, asb's child, has returned
+	}
+	var exit *runner.ExitError
+	if errors.As(err, &exit) {
+		return &cmdutil.SilentError{Code: exit.Code} // msb's own, as its exit says
 	}
 	return err
 }

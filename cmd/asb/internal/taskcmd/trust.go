@@ -11,8 +11,16 @@ import (
 // policy refuses (cmdutil.Gate), from the cached verdict when nothing it
 // was made from changed: the warm path pays stats for it.
 func gate(ctx context.Context, o *Options, dir string) error {
+	j := o.judge()
+	// The hot path: the cached verdict, a few stats (outer.CheckTrustCached).
+	if v, err := outer.CheckTrustCached(dir, j); err == nil && v.Trusted {
+		return nil
+	}
+	// Refused: a killed write's staging file may be what differs (it is in
+	// the trust set). The walk for them is paid here, not on every run.
+	cmdutil.CleanStaleStaging(dir, o.IO.ErrOut)
 	asked := o.IsTerminal != nil && o.IsTerminal()
-	return cmdutil.Gate(ctx, o.IO, o.judge(), dir, asked, true)
+	return cmdutil.Gate(ctx, o.IO, j, dir, asked, true)
 }
 
 func (o *Options) judge() outer.Judge {

@@ -3,16 +3,20 @@ package taskcmd_test
 import (
 	"bytes"
 	"context"
+	"encoding/hex"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/agents-sandbox/asb/cmd/asb/internal/cmdutil"
 	"github.com/agents-sandbox/asb/cmd/asb/internal/root"
 	"github.com/agents-sandbox/asb/generator"
+	"github.com/agents-sandbox/asb/host"
+	"github.com/agents-sandbox/asb/internal/testkit/fakes"
 	"github.com/agents-sandbox/asb/internal/testkit/testenv"
 	"github.com/agents-sandbox/asb/runner"
 )
@@ -60,16 +64,23 @@ func (s *sandbox) viaEngine(t *testing.T, why string, args ...string) []string {
 }
 
 // TestWarmPathNoticesEveryChange: the second `asb task agent` runs without
-// the engine, the same three tool invocations go-task would, and prints
-// what go-task prints; every change the engine would act on sends it back
-// to the engine: an edit of sandbox.yaml, secrets.yaml, toolchain/ or the
-// Taskfile, a VM stopped or removed behind asb's back, another asb build.
+// the engine and starts one process, the msb exec (msb's lifecycle lock
+// shows the VM running, so no check runs: no msb inspect, msb status, grep
+// or sh, each of which the stand-ins would record), and prints what go-task
+// prints; every change the engine would act on sends it back to the
+// engine: an edit of sandbox.yaml, secrets.yaml, toolchain/ or the
+// Taskfile, by hand or by asb's own edit commands (limit set, network
+// allow, secret add), a VM stopped or removed behind asb's back, a rotated secret,
+// another asb build.
 func TestWarmPathNoticesEveryChange(t *testing.T) {
 	testenv.Slow(t)
 	s := newSandbox(t, generator.DefaultOptions("opencode", "demo"))
+	if err := fakes.LinkRecorders(fakeBin, s.bin, "grep", "sh"); err != nil {
+		t.Fatal(err)
+	}
 	s.viaEngine(t, "cold", "task", "agent")
-	if got := s.warm(t, "task", "agent"); !slices.Equal(got, []string{"msb inspect", "msb status", "msb exec"}) {
-		t.Fatalf("warm run invoked %q", got)
+	if got := s.warm(t, "task", "agent"); !slices.Equal(got, []string{"msb exec"}) {
+		t.Fatalf("warm run invoked %q, want the msb exec alone", got)
 	}
 	stderr, _, _ := s.countingRun("task", "agent")
 	for _, w := range []string{`task: Task "vm:create" is up to date`, `task: Task "vm:start" is up to date`, "task: [agent] msb exec -t -u dev -w /workspace "} {
@@ -89,7 +100,16 @@ func TestWarmPathNoticesEveryChange(t *testing.T) {
 		{"file added to toolchain", func() { appendTo(t, s.dir, "toolchain/.extra", "x") }, "docker build"},
 		{"VM stopped by hand", func() { fake(t, s, "msb", "stop", id.VM) }, "msb start"},
 		{"VM removed by hand", func() { fake(t, s, "msb", "remove", "--force", id.VM) }, "msb create"},
+		{"secret rotated", func() { t.Setenv("OPENCODE_API_KEY", "canary-rotated-"+time.Now().String()) }, "msb start"},
 		{"Taskfile edited", func() { appendTo(t, s.dir, "Taskfile.yml", "\n# edited\n") }, "msb create"},
+		// asb's own edit commands approve what they write: no approval by
+		// hand, and the config they changed still recreates the VM.
+		{"limit set by asb", func() { s.mustAsb("limit", "set", "idle-timeout", "2h") }, "msb create"},
+		{"network allow by asb", func() { s.mustAsb("network", "allow", "example.org") }, "msb create"},
+		{"secret added by asb", func() {
+			t.Setenv("EXTRA_TOKEN", "canary-extra-7d21")
+			s.mustAsb("secret", "add", "EXTRA_TOKEN", "--allow", "api.example.org")
+		}, "msb create"},
 	}
 	for _, e := range edits {
 		e.do()
@@ -97,8 +117,96 @@ func TestWarmPathNoticesEveryChange(t *testing.T) {
 		if !slices.Contains(got, e.want) {
 			t.Errorf("%s: the engine ran %q, want %s", e.name, got, e.want)
 		}
-		s.warm(t, "task", "agent") // and then it is warm again
+		if got := s.warm(t, "task", "agent"); !slices.Equal(got, []string{"msb exec"}) {
+			t.Errorf("%s: then warm again, it invoked %q", e.name, got)
+		}
 	}
+}
+
+// TestWarmPathAfterATrustChange: a warm folder edited by hand (not
+// approved) runs nothing at all, no msb exec either; once its user
+// approves the edit, the next run is the engine's, then warm again.
+func TestWarmPathAfterATrustChange(t *testing.T) {
+	s := newSandbox(t, generator.DefaultOptions("opencode", "demo"))
+	s.viaEngine(t, "cold", "task", "agent")
+	s.warm(t, "task", "agent")
+	f, err := os.OpenFile(filepath.Join(s.dir, "Taskfile.yml"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString("\n# a commit from someone else\n"); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	stderr, code, ran := s.countingRun("task", "agent")
+	if calls := s.calls(); code == 0 || ran || len(calls) != 0 || !strings.Contains(stderr, "not approved") {
+		t.Fatalf("an edit nobody approved: exit %d, engine %v, calls %q\n%s", code, ran, summary(calls), stderr)
+	}
+	s.approve()
+	s.viaEngine(t, "approved", "task", "agent")
+	if got := s.warm(t, "task", "agent"); !slices.Equal(got, []string{"msb exec"}) {
+		t.Fatalf("warm after the approval: %q", got)
+	}
+}
+
+// TestWarmAttachFindsNoVM: when the VM goes between msb's lock saying it
+// runs and the msb exec (here: the lock held by the test itself, for a VM
+// msb no longer has), msb exec answers that it is not there (msb 0.7.2:
+// "error: sandbox not found: NAME", exit 1, as e2e TestRealMSBExecAnswers
+// sees); asb shows none of that answer, says what it does, and makes the
+// VM and attaches, in the same run.
+func TestWarmAttachFindsNoVM(t *testing.T) {
+	s := newSandbox(t, generator.DefaultOptions("opencode", "demo"))
+	s.viaEngine(t, "cold", "task", "agent")
+	id := s.identity()
+	if err := os.Remove(filepath.Join(s.state, "msb-vms", hex.EncodeToString([]byte(id.VM)))); err != nil {
+		t.Fatal(err)
+	}
+	// The stand-in's VM process sees its record gone and ends; then the
+	// lock is the test's, until the msb exec has been made.
+	lock := holdLock(t, host.MSBLifecycleLock(runner.MSB{}.Home(), id.VM))
+	go func() {
+		defer lock.Close()
+		for range 2000 {
+			if calls, _ := fakes.Calls(s.state); len(find(calls, "msb", "exec")) > 0 {
+				return
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}()
+	stderr, code, ran := s.countingRun("task", "agent")
+	got := summary(s.calls())
+	if code != 0 || !ran || len(got) < 2 || got[0] != "msb exec" || !slices.Contains(got, "msb create") || got[len(got)-1] != "msb exec" {
+		t.Fatalf("exit %d, engine %v, calls %q\n%s", code, ran, got, stderr)
+	}
+	if strings.Contains(stderr, "sandbox not found") || !strings.Contains(stderr, id.VM+" is not running") {
+		t.Errorf("msb's answer was shown, or asb did not say what it does:\n%s", stderr)
+	}
+}
+
+// mustAsb runs `asb ARGS` in the folder and fails the test unless it exits 0.
+func (s *sandbox) mustAsb(args ...string) {
+	s.t.Helper()
+	if _, stderr, code := s.run("", args...); code != 0 {
+		s.t.Fatalf("asb %s: exit %d\n%s", strings.Join(args, " "), code, stderr)
+	}
+}
+
+// holdLock takes the flock of p once no one else holds it (within 10 s).
+func holdLock(t *testing.T, p string) *os.File {
+	t.Helper()
+	f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 1000 {
+		if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil {
+			return f
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("%s stays held", p)
+	return nil
 }
 
 // TestWarmRecordsOnlyWhatCannotDrift: no record where the compiled
@@ -121,9 +229,18 @@ func TestWarmRecordsOnlyWhatCannotDrift(t *testing.T) {
 			t.Errorf("%s has mode %v", r, fi.Mode().Perm())
 		}
 	}
-	// Arguments after -- are never recorded.
-	s.viaEngine(t, "args", "task", "agent", "--", "--model", "x")
-	s.viaEngine(t, "args again", "task", "agent", "--", "--model", "x")
+	// Arguments after -- are never recorded: marks stand in their place,
+	// and the next run, with others, is warm and passes those.
+	s.viaEngine(t, "args", "task", "agent", "--", "--model", "canary-arg-x")
+	if got := s.warm(t, "task", "agent", "--", "--model", "it's $HOME"); !slices.Equal(got, []string{"msb exec"}) {
+		t.Fatalf("warm with other arguments: %q", got)
+	}
+	recs, _ = filepath.Glob(filepath.Join(s.dir, runner.WarmDir, "*.json"))
+	for _, r := range recs {
+		if raw, _ := os.ReadFile(r); bytes.Contains(raw, []byte("canary-arg")) {
+			t.Errorf("%s holds an argument", r)
+		}
+	}
 	// A template reading the environment: no record, every run the engine's.
 	appendTo(t, s.dir, "Taskfile.yml", "\n  home:\n    deps: [vm:start]\n    cmds:\n      - 'echo {{.HOME}}'\n")
 	s.viaEngine(t, "env template", "task", "home")

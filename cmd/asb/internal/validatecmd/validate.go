@@ -106,7 +106,6 @@ func Run(ctx context.Context, o *Options) error {
 	if err != nil {
 		return err
 	}
-	cmdutil.CleanStaleStaging(dir, o.IO.ErrOut)
 	probs, err := check(ctx, o, dir)
 	if err != nil {
 		return err

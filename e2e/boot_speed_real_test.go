@@ -1,0 +1,42 @@
+package e2e
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// TestRealBootWarmIsOneExec: in the booted guest, with the real msb, a warm
+// asb task agent and a warm asb task vm:exec each start one msb, the exec
+// (msb's lifecycle lock shows the VM running; no msb inspect or status),
+// and a VM stopped behind asb's back is started by asb before the exec,
+// never by msb exec itself (steps_speed.sh).
+func TestRealBootWarmIsOneExec(t *testing.T) {
+	s := bootRun(t)
+	for _, step := range []string{"speed_calls_agent", "speed_calls_exec"} {
+		lines := strings.Split(strings.TrimSpace(ok(t, s, step)), "\n")
+		if len(lines) != 2 || lines[0] != "exit 0" || !strings.HasPrefix(lines[1], "msb exec ") {
+			t.Errorf("%s: a warm run started, of msb, %q; want exit 0 and the one msb exec", step, lines)
+		}
+	}
+	med := func(prefix string) float64 {
+		var v []float64
+		for i := 1; i <= 3; i++ {
+			name := fmt.Sprintf("%s%d", prefix, i)
+			ok(t, s, name)
+			v = append(v, s.Steps[name].Secs)
+		}
+		sort.Float64s(v)
+		return v[1]
+	}
+	ver, msbVer := med("speed_asb_version"), med("speed_msb_version")
+	execAdds, agentAdds := med("x_asb_exec")-med("x_msb_exec"), med("x_asb_agent")-med("x_msb_agent")
+	t.Logf("in the %s guest: asb version %.2f s, msb --version %.2f s; a warm vm:exec adds %.2f s (%.2fx asb version) over the bare msb exec, a warm agent attach %.2f s (%.2fx)",
+		s.Shape, ver, msbVer, execAdds, execAdds/ver, agentAdds, agentAdds/ver)
+	out := ok(t, s, "speed_calls_stopped")
+	start, exec := strings.Index(out, "\nmsb start "), strings.Index(out, "\nmsb exec ")
+	if !strings.HasPrefix(out, "exit 0\n") || start < 0 || exec < start {
+		t.Errorf("with the VM stopped behind asb's back: %q; want msb start (the engine's, with the secrets) before the msb exec", out)
+	}
+}
