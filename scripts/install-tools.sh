@@ -9,6 +9,8 @@
 #   podman, docker.io, busybox-static, mmdebstrap            Debian packages
 #   TOOLS_DIR/nested/    a QEMU guest that can boot microVMs, for the
 #                         real-boot tests on hosts without CPU virtualization
+#   kubetest/'s control plane, compiled into Go's build cache (a stamp:
+#                         TOOLS_DIR/kubetest.key)
 #
 # Without root or apt-get the Debian packages are reported missing and the
 # script goes on: the tests then fail in CI (CI=true) and skip locally.
@@ -228,9 +230,29 @@ INIT
 	rm -rf "$root"
 }
 
+# --- kubetest's control plane ----------------------------------------------
+# kubetest/ (a module of its own) links kube-apiserver, etcd and
+# agent-sandbox's controllers: cold, compiling them costs about 14 CPU
+# minutes. Compile them here, once per kubetest/go.sum and Go release, into
+# Go's build cache, so that make test only links; keyed by a stamp (a warm
+# run compares it). A cache emptied since costs time, never a wrong result.
+install_kube() {
+	local root key
+	root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+	[ -f "$root/kubetest/go.sum" ] || return 0
+	command -v go >/dev/null 2>&1 || { say "kubetest: go not found"; return 0; }
+	key="$(go env GOVERSION) $(sha256sum "$root/kubetest/go.sum" | cut -d' ' -f1)"
+	if [ "$(cat "$TOOLS_DIR/kubetest.key" 2>/dev/null)" = "$key" ]; then
+		return 0
+	fi
+	say "kubetest: compiling the control plane into Go's build cache (minutes, once)"
+	(cd "$root/kubetest" && go build ./... && go vet ./... >/dev/null) && echo "$key" >"$TOOLS_DIR/kubetest.key"
+}
+
 status=0
 install_msb || status=1
 install_debs || status=1
 install_task || status=1
 install_nested || status=1
+install_kube || status=1
 exit $status
