@@ -8,29 +8,6 @@ import (
 	"github.com/agents-sandbox/asb/internal/testkit/testenv"
 )
 
-// TestRealGuestSessions runs the three guest sessions (bootRun,
-// realImageRun, netRun) before any test reads one, two at a time
-// (go test's -parallel, GOMAXPROCS by default): a session's QEMU keeps about
-// one core busy, so one after the other they leave the other core idle
-// once the rest of the suite is done. It is the first test of the package
-// (its first file, its first function) so that no test starts a session
-// alone; each session's own test still says how it went.
-func TestRealGuestSessions(t *testing.T) {
-	for _, g := range []struct {
-		name string
-		run  func(*testing.T)
-	}{
-		{"realimage", func(t *testing.T) { realImageRun(t) }}, // the longest first
-		{"boot", func(t *testing.T) { bootRun(t) }},
-		{"net", func(t *testing.T) { netRun(t) }},
-	} {
-		t.Run(g.name, func(t *testing.T) {
-			t.Parallel()
-			g.run(t)
-		})
-	}
-}
-
 // The boundary observed from inside a VM that asb created (issue 24, item
 // 3). Each test reads the one real-boot session (bootRun).
 
