@@ -276,17 +276,9 @@ func gitCommonDir(dir string) (string, error) {
 }
 
 func worktreeCommonDir(root, dotgit string) (string, error) {
-	raw, err := os.ReadFile(dotgit)
+	gitdir, err := folderfs.WorktreeGitDir(root, dotgit)
 	if err != nil {
 		return "", err
-	}
-	gitdir, ok := strings.CutPrefix(strings.TrimSpace(string(raw)), "gitdir:")
-	if !ok {
-		return "", fmt.Errorf("%s is not a git worktree link", dotgit)
-	}
-	gitdir = strings.TrimSpace(gitdir)
-	if !filepath.IsAbs(gitdir) {
-		gitdir = filepath.Join(root, gitdir)
 	}
 	common := gitdir
 	if c, err := os.ReadFile(filepath.Join(gitdir, "commondir")); err == nil {

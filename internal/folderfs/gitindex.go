@@ -44,7 +44,7 @@ func FindRepo(dir string) (repo Repo, ok bool, err error) {
 		if err == nil {
 			gitdir := dotgit
 			if fi.Mode().IsRegular() {
-				if gitdir, err = worktreeGitDir(p, dotgit); err != nil {
+				if gitdir, err = WorktreeGitDir(p, dotgit); err != nil {
 					return Repo{}, false, err
 				}
 			} else if !fi.IsDir() {
@@ -66,8 +66,8 @@ func FindRepo(dir string) (repo Repo, ok bool, err error) {
 	}
 }
 
-// worktreeGitDir is the git dir a worktree's .git file names.
-func worktreeGitDir(root, dotgit string) (string, error) {
+// WorktreeGitDir is the git dir a worktree's .git file (in root) names.
+func WorktreeGitDir(root, dotgit string) (string, error) {
 	raw, err := os.ReadFile(dotgit)
 	if err != nil {
 		return "", err
