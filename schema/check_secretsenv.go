@@ -107,9 +107,13 @@ func (c *checker) git(args ...string) (int, error) {
 	return 0, nil
 }
 
+// inRepo reports whether the outer folder may be in a git work tree. Where
+// no .git could be found (a folder made with --no-git) no git starts; where
+// one could, the git commands below answer for themselves: outside a work
+// tree they fail (exit 128), which counts as "not tracked" and "ask the
+// .gitignore". (An edit checks the folder twice; each git is a process.)
 func (c *checker) inRepo() bool {
-	code, err := c.git("rev-parse", "--is-inside-work-tree")
-	return err == nil && code == 0
+	return hostgit.MayBeInWorkTree(c.dir)
 }
 
 func (c *checker) tracked(rel string) (bool, error) {

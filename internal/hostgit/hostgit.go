@@ -19,6 +19,7 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 )
 
@@ -111,4 +112,22 @@ func Command(ctx context.Context, bin, dir string, c Config, args ...string) *ex
 	cmd.Dir = dir
 	cmd.Env = Environ(os.Environ(), c)
 	return cmd
+}
+
+// MayBeInWorkTree reports whether git could find a repository from dir:
+// some folder from dir up to the root holds a .git entry. Every git asb
+// runs has the caller's GIT_* variables removed (Environ), so git's own
+// discovery looks for exactly that; false means `git rev-parse
+// --is-inside-work-tree` would say no, without starting git. True is only
+// "maybe": ask git, which knows ceilings, file system boundaries and
+// broken links.
+func MayBeInWorkTree(dir string) bool {
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			return true
+		}
+		if filepath.Dir(d) == d {
+			return false
+		}
+	}
 }

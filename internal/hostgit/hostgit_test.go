@@ -2,6 +2,7 @@ package hostgit
 
 import (
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -41,6 +42,34 @@ func TestEnviron(t *testing.T) {
 	for _, bad := range []string{"GIT_DIR=/elsewhere/.git", "GIT_WORK_TREE=/x", "GIT_EXEC_PATH=/evil", "GIT_INDEX_FILE=/evil", "PAGER=evil"} {
 		if slices.Contains(user, bad) {
 			t.Errorf("UserConfig keeps %s", bad)
+		}
+	}
+}
+
+func TestMayBeInWorkTree(t *testing.T) {
+	root := t.TempDir()
+	plain := filepath.Join(root, "plain", "sub")
+	repo := filepath.Join(root, "repo")
+	for _, d := range []string{plain, filepath.Join(repo, ".git"), filepath.Join(repo, "a", "b")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A worktree's or a submodule's .git is a file.
+	wt := filepath.Join(root, "wt")
+	if err := os.MkdirAll(wt, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(wt, ".git"), []byte("gitdir: /elsewhere\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// A temporary folder inside a repository would make every case true.
+	if MayBeInWorkTree(root) {
+		t.Skipf("%s is inside a repository", root)
+	}
+	for dir, want := range map[string]bool{plain: false, repo: true, filepath.Join(repo, "a", "b"): true, wt: true} {
+		if got := MayBeInWorkTree(dir); got != want {
+			t.Errorf("MayBeInWorkTree(%s) = %v, want %v", dir, got, want)
 		}
 	}
 }
