@@ -39,7 +39,7 @@ func TestMain(m *testing.M) {
 		// exits the process, so the empty folder is left in the temp dir.
 		testenv.PrivateState()
 	}
-	testscript.Main(m, map[string]func(){
+	testscript.Main(removingScriptTools{m}, map[string]func(){
 		"asb": func() {
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			f := root.NewFactory(cmdutil.System())
@@ -92,9 +92,16 @@ func Setup(env *testscript.Env) error {
 	if err := os.MkdirAll(home, 0o755); err != nil {
 		return err
 	}
+	// asb, asb-task and asb-export as small programs of their own, first
+	// on PATH, before testscript's copies of this test binary (which start
+	// 3.5 times slower: testenv.ScriptTools).
+	tools, err := testenv.ScriptTools()
+	if err != nil {
+		return err
+	}
 	env.Setenv("HOME", home)
 	env.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
-	env.Setenv("PATH", os.Getenv("PATH"))
+	env.Setenv("PATH", tools+string(filepath.ListSeparator)+os.Getenv("PATH"))
 	for k, v := range map[string]string{
 		"GIT_AUTHOR_NAME":     "asb test",
 		"GIT_AUTHOR_EMAIL":    "asb-test@example.com",
@@ -221,13 +228,22 @@ func cmdErrline(ts *testscript.TestScript, neg bool, args []string) {
 	}
 }
 
-// cmdFakes links the stand-ins into a folder: the test binary itself, which
-// runs as the stand-in its name says (TestMain's fakes.Dispatch).
+// cmdFakes links the stand-ins into a folder: the small stand-in program
+// testenv.ScriptTools built, which runs as the one its name says.
 func cmdFakes(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 1 {
 		ts.Fatalf("usage: fakes DIR")
 	}
-	self, err := os.Executable()
+	tools, err := testenv.ScriptTools()
 	ts.Check(err)
-	ts.Check(fakes.Link(self, ts.MkAbs(args[0])))
+	ts.Check(fakes.Link(filepath.Join(tools, "fake"), ts.MkAbs(args[0])))
+}
+
+// removingScriptTools runs the tests, then deletes what ScriptTools built
+// (testscript.Main exits the process when Run returns).
+type removingScriptTools struct{ m *testing.M }
+
+func (r removingScriptTools) Run() int {
+	defer testenv.RemoveScriptTools()
+	return r.m.Run()
 }

@@ -1,6 +1,7 @@
 package testenv
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +12,10 @@ import (
 // startHome is $HOME as the test binary started: tests set HOME to a temp
 // folder, and go build must not get an empty build cache with it.
 var startHome = os.Getenv("HOME")
+
+// startDir is the folder the test binary started in (its package's, in the
+// module): a test may chdir elsewhere before it needs a build.
+var startDir, _ = os.Getwd()
 
 var (
 	buildOnce sync.Once
@@ -43,5 +48,47 @@ func BuildAsb(t testing.TB) string {
 func RemoveBuilds() {
 	if buildDir != "" {
 		_ = os.RemoveAll(buildDir)
+	}
+}
+
+var (
+	scriptOnce sync.Once
+	scriptDir  string
+	scriptErr  error
+)
+
+// ScriptTools builds, once per test binary, what cmd/asb's scripts run,
+// each a small program of its own: asb (cmd/asb/internal/scriptasb: asb
+// with the scripts' hooks), asb-task and asb-export as released, and fake,
+// the stand-in msb, docker and podman (fakes.Link). It returns their
+// folder, which a script puts first on its PATH (fake aside: only fakes
+// DIR links it). RemoveScriptTools deletes it.
+func ScriptTools() (string, error) {
+	scriptOnce.Do(func() {
+		scriptDir, scriptErr = os.MkdirTemp("", "asb-script-bin-")
+		if scriptErr != nil {
+			return
+		}
+		env := WithEnv(os.Environ(), "HOME="+startHome)
+		for _, args := range [][]string{
+			{"-o", filepath.Join(scriptDir, "asb"), "github.com/agents-sandbox/asb/cmd/asb/internal/scriptasb"},
+			{"-o", scriptDir + string(filepath.Separator), "github.com/agents-sandbox/asb/cmd/asb-task",
+				"github.com/agents-sandbox/asb/cmd/asb-export", "github.com/agents-sandbox/asb/internal/testkit/fakes/cmd/fake"},
+		} {
+			cmd := exec.Command("go", append([]string{"build"}, args...)...)
+			cmd.Env, cmd.Dir = env, startDir
+			if out, err := cmd.CombinedOutput(); err != nil {
+				scriptErr = fmt.Errorf("build the scripts' tools: %w\n%s", err, out)
+				return
+			}
+		}
+	})
+	return scriptDir, scriptErr
+}
+
+// RemoveScriptTools deletes what ScriptTools built (call it from TestMain).
+func RemoveScriptTools() {
+	if scriptDir != "" {
+		_ = os.RemoveAll(scriptDir)
 	}
 }
