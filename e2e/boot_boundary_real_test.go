@@ -132,7 +132,7 @@ func TestRealBootHome(t *testing.T) {
 		}
 	}
 	ok(t, s, "reset")
-	ok(t, s, "create3")
+	ok(t, s, "reap_next") // the next VM made, on the reset home
 	if st := s.Step(t, "home_after_reset"); st.Code == 0 {
 		t.Fatalf("/home/dev/keep is still there after home:reset: %q", st.Out+st.Err)
 	}

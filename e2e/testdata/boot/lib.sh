@@ -14,7 +14,7 @@ on_fail() {
 		# log): every virtio-fs request is a line; what explains a failure
 		# is at info and above.
 		echo "== msb logs $_v, system (msb's and the VM kernel's diagnostics, DEBUG lines left out)"
-		timeout 30 msb logs "$_v" --source system --tail 2000 --timestamps --no-color 2>&1 | grep -v ' DEBUG ' | tail -n 40
+		timeout 30 msb logs "$_v" --source system --tail 2000 --timestamps --no-color 2>&1 | grep -v -E '[[:space:]]DEBUG[[:space:]]' | tail -n 40
 		echo "== msb logs $_v, the primary session's output"
 		timeout 30 msb logs "$_v" --source stderr,output --tail 30 --no-color 2>&1
 	done

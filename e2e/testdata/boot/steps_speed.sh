@@ -1,5 +1,5 @@
 # steps_speed.sh: what a warm run starts, in the booted guest (issue 36;
-# scenario.sh sources it while the VM of create3 runs and the warm path is
+# scenario.sh sources it while the first VM runs and the warm path is
 # recorded). Every msb process goes through a shim that writes its command
 # line down first: a warm asb task agent and a warm vm:exec each start the
 # one msb exec, and nothing else of msb (TestRealBootWarmIsOneExec).

@@ -37,7 +37,7 @@ step agent_file cat workspace/hello.txt
 # msb and the VM's kernel said: where the run's minutes went, and why it
 # ended as it did.
 step agent_own_log sh -c 'f=$(find "$MSB_HOME/volumes" -path "*/.local/share/opencode/log/*" -type f | sort | tail -n 1); echo "$f"; cat "$f"'
-step agent_vm_log sh -c 'msb logs "$(msb ls -q | head -n 1)" --source system --tail 4000 --timestamps --no-color | grep -v " DEBUG " | tail -n 60'
+step agent_vm_log sh -c 'msb logs "$(msb ls -q | head -n 1)" --source system --tail 4000 --timestamps --no-color | grep -v -E "[[:space:]]DEBUG[[:space:]]" | tail -n 60'
 step agent_log asb network log
 step agent_requests cat "$DATA/net/run/requests.jsonl"
 step agent_model cat "$DATA/net/run/model.json"
