@@ -138,6 +138,7 @@ var normalizers = []struct {
 	{regexp.MustCompile(`(?m)^asb: the image trusts this machine's CA .*\n`), ""},
 	{regexp.MustCompile(`\bdemo-[0-9a-f]{8}\b`), "demo-5e1d77c2"},
 	{regexp.MustCompile(`/tmp/testscript-main[0-9]+/bin/`), "~/go/bin/"},
+	{regexp.MustCompile(`[^\s'"()$]*/asb-script-bin-[0-9]+/`), "~/go/bin/"}, // testenv.ScriptTools
 	// Where crun cannot run RUN steps (hybrid cgroups), podman builds with
 	// chroot isolation: a fact of the machine.
 	{regexp.MustCompile(` --isolation chroot`), ""},
