@@ -51,17 +51,13 @@ func rel(path string) string { return strings.TrimPrefix(strings.TrimPrefix(path
 
 const cmdRoom = "cmd/asb/internal/"
 
-// scriptAsb is the asb cmd/asb's scripts run: a program, like root wiring
-// every command, with two test hooks; no release links it (checked below).
-const scriptAsb = cmdRoom + "scriptasb"
-
 // A command package is thin: it may use the shared command utilities, but
 // no other command (only root, which wires them all, does).
 func TestCommandsImportNoOtherCommand(t *testing.T) {
 	checked := 0
 	for _, p := range listPackages(t) {
 		name := rel(p.ImportPath)
-		if !strings.HasPrefix(name, cmdRoom) || name == cmdRoom+"root" || name == cmdRoom+"cmdutil" || name == scriptAsb {
+		if !strings.HasPrefix(name, cmdRoom) || name == cmdRoom+"root" || name == cmdRoom+"cmdutil" {
 			continue
 		}
 		checked++
@@ -82,8 +78,8 @@ func TestCommandsImportNoOtherCommand(t *testing.T) {
 func TestProductImportsNoTestDoubles(t *testing.T) {
 	for _, p := range listPackages(t) {
 		name := rel(p.ImportPath)
-		if strings.HasPrefix(name, "internal/testkit") || name == "internal/benchmark" || name == scriptAsb {
-			continue // the doubles themselves; the benchmark and the scripts build programs of them
+		if strings.HasPrefix(name, "internal/testkit") || name == "internal/benchmark" {
+			continue // the doubles themselves; the benchmark builds one as a program
 		}
 		for _, imp := range p.Imports {
 			if strings.HasPrefix(rel(imp), "internal/testkit") {

@@ -58,7 +58,7 @@ var (
 )
 
 // ScriptTools builds, once per test binary, what cmd/asb's scripts run,
-// each a small program of its own: asb (cmd/asb/internal/scriptasb: asb
+// each a small program of its own: asb (cmd/asb/testdata/scriptasb: asb
 // with the scripts' hooks), asb-task and asb-export as released, and fake,
 // the stand-in msb, docker and podman (fakes.Link). It returns their
 // folder, which a script puts first on its PATH (fake aside: only fakes
@@ -71,7 +71,7 @@ func ScriptTools() (string, error) {
 		}
 		env := WithEnv(os.Environ(), "HOME="+startHome)
 		for _, args := range [][]string{
-			{"-o", filepath.Join(scriptDir, "asb"), "github.com/agents-sandbox/asb/cmd/asb/internal/scriptasb"},
+			{"-o", filepath.Join(scriptDir, "asb"), "github.com/agents-sandbox/asb/cmd/asb/testdata/scriptasb"},
 			{"-o", scriptDir + string(filepath.Separator), "github.com/agents-sandbox/asb/cmd/asb-task",
 				"github.com/agents-sandbox/asb/cmd/asb-export", "github.com/agents-sandbox/asb/internal/testkit/fakes/cmd/fake"},
 		} {

@@ -1,10 +1,11 @@
 // Command scriptasb is asb as cmd/asb's scripts run it (testenv.ScriptTools
-// builds it as "asb", once per test binary; no release links it): the real
-// commands, with the two hooks a script sets through its environment, the
-// machine policy it names ($ASB_TEST_MACHINE_POLICY, never this machine's
-// /etc/asb/policy.yaml) and the host shape it pretends (fakehost.ShapeEnv).
-// asb itself reads neither: a variable that moved the policy floor would
-// let anyone step below it.
+// builds it as "asb", once per test binary): the real commands, with the two
+// hooks a script sets through its environment, the machine policy it names
+// ($ASB_TEST_MACHINE_POLICY, never this machine's /etc/asb/policy.yaml) and
+// the host shape it pretends (fakehost.ShapeEnv). asb itself reads neither:
+// a variable that moved the policy floor would let anyone step below it. It
+// lives under testdata/ so that no pattern (go install ./cmd/..., go list
+// ./...) names it: no release builds or installs it.
 //
 // A small binary of its own rather than the test binary under another
 // name: that one links go-task's engine and Kubernetes' client for the
