@@ -3,6 +3,7 @@ package testenv
 import (
 	"context"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"io"
 	"os/exec"
@@ -89,5 +90,33 @@ func TestWaitGuestStall(t *testing.T) {
 	err := run("echo started; sleep 30")
 	if err == nil || !strings.Contains(err.Error(), "printed nothing") {
 		t.Errorf("a guest silent for 30 s, stall limit 0.8 s: %v, want it killed as hung", err)
+	}
+}
+
+// TestEmulationFault: only a guest that failed by itself is named (and so
+// run once more); a scenario that ended, failed, hung or ran out of time
+// is not.
+func TestEmulationFault(t *testing.T) {
+	started := "@@asb note user 2000\n@@asb step create 0 20.1 x x\n"
+	for _, c := range []struct {
+		name, log string
+		err       error
+		want      string
+	}{
+		{"ended", started + "@@asb end\nnested-init: run.sh exit 0\n", nil, ""},
+		{"panic", started + "Kernel panic - not syncing: stack guard page\n", nil, "kernel panicked"},
+		{"reset mid-scenario", started, nil, "reset by itself"},
+		{"the scenario exited early", started + "nested-init: run.sh exit 1\n", nil, ""},
+		{"killed: a stall or the deadline", started, errors.New("killed after 6m0s"), ""},
+		{"no scenario at all", "SeaBIOS\n", nil, ""},
+	} {
+		s := parseSession(ShapeNested, c.log)
+		got := emulationFault(ShapeNested, s, c.err)
+		if (c.want == "") != (got == "") || !strings.Contains(got, c.want) {
+			t.Errorf("%s: emulationFault = %q, want %q", c.name, got, c.want)
+		}
+		if got := emulationFault(ShapeDirect, s, c.err); got != "" {
+			t.Errorf("%s: a direct run is never the emulation's: %q", c.name, got)
+		}
 	}
 }
