@@ -53,3 +53,28 @@ func TestLibFlakyRetriesOnlyNamedFailures(t *testing.T) {
 		t.Errorf("a failure no message names as msb's: want no retry\n%s\nretried: %q", out, retried)
 	}
 }
+
+// After an exec msb ended by itself, a VM that stopped with it is started
+// again by asb (which hands msb the secrets) before the one retry; a VM
+// still running is left alone.
+func TestLibFlakyStartsAStoppedVMAgain(t *testing.T) {
+	// msb: status from $DATA/status; exec fails the first time, as msb
+	// does when the VM's kernel reset under it. asb: records its call.
+	msb := `case "$1" in
+status) printf '{"status": "%s"}\n' "$(cat "$DATA/status")" ;;
+exec) if [ -f "$DATA/once" ]; then echo ran; else : >"$DATA/once"; echo "error: runtime error: exec session ended without exit event" >&2; exit 1; fi ;;
+esac
+`
+	script := `printf '#!/bin/sh\necho "asb $*" >>"$DATA/asb-calls"\necho Running >"$DATA/status"\n' >"$DATA/bin/asb"; chmod +x "$DATA/bin/asb"
+VM=vm1; echo %s >"$DATA/status"
+flaky msb exec vm1 -- true; echo "rc=$?"; cat "$DATA/asb-calls" 2>/dev/null; echo end`
+	out, retried := runLib(t, msb, strings.Replace(script, "%s", "Stopped", 1))
+	if !strings.Contains(out, "rc=0") || !strings.Contains(out, "asb task vm:start") ||
+		!strings.Contains(retried, "thestep:the_VM_stopped_by_itself") || !strings.Contains(retried, "thestep:exec_session_ended") {
+		t.Errorf("a VM stopped with the failed exec: want asb task vm:start, then the retry\n%s\nretried: %q", out, retried)
+	}
+	out, retried = runLib(t, msb, strings.Replace(script, "%s", "Running", 1))
+	if !strings.Contains(out, "rc=0") || strings.Contains(out, "asb task") || strings.Contains(retried, "stopped_by_itself") {
+		t.Errorf("a VM still running: want the retry alone\n%s\nretried: %q", out, retried)
+	}
+}

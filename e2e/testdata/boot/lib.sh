@@ -48,8 +48,22 @@ flaky() {
 	[ -n "$_why" ] || return $_frc
 	echo "$_n:$_why" | tr ' ' _ >>"$DATA/retried"
 	echo "flaky: retried once: $_why" >&2
-	[ -n "$FLAKY_CLEANUP" ] && eval "$FLAKY_CLEANUP"
+	if [ -n "$FLAKY_CLEANUP" ]; then eval "$FLAKY_CLEANUP"; else vm_back; fi
 	"$@"
+}
+
+# vm_back: after an msb failure of its own, the session's VM ($VM) may have
+# stopped with it: its kernel reset under emulated SVM (msb's system log
+# says "Received KVM_EXIT_SHUTDOWN"; seen once, 2026-12-05, during a find
+# over the whole VM). A user starts it again with asb, which hands msb the
+# secrets; a bare msb exec would start it without them and fail ("host
+# environment variable … is not set"). Nothing when it runs.
+vm_back() {
+	[ -n "$VM" ] || return 0
+	timeout 60 msb status "$VM" --format json 2>/dev/null | grep -q '"status": *"Running"' && return 0
+	echo "flaky: $VM is not running after that failure: asb task vm:start" >&2
+	echo "$_n:the_VM_stopped_by_itself" >>"$DATA/retried"
+	bounded 300 asb task vm:start >&2
 }
 
 # msb_clients: "PID COMMAND" of each msb command running now that a step
