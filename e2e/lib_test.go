@@ -78,3 +78,19 @@ flaky msb exec vm1 -- true; echo "rc=$?"; cat "$DATA/asb-calls" 2>/dev/null; ech
 		t.Errorf("a VM still running: want the retry alone\n%s\nretried: %q", out, retried)
 	}
 }
+
+// Each kind FLAKES names is msb's own message as it prints it.
+func TestLibFlakesNameMsbsMessages(t *testing.T) {
+	for _, msg := range []string{
+		"error: sandbox process exited before agent relay became available",
+		"error: runtime error: exec session ended without exit event",
+		"error: startup timed out after 60s before agent readiness",
+		"bounded: msb did not return within 300 s: 123 msb exec vm -- true",
+		`error: invalid config: could not validate workdir in guest "/workspace": agent client error: reader closed before response for id=67108863`,
+	} {
+		out, retried := runLib(t, "", "flaky sh -c 'echo \"$0\" >&2; exit 1' '"+strings.ReplaceAll(msg, "'", "")+"'; echo \"rc=$?\"")
+		if retried == "" || strings.Count(out, msg[:20]) != 2 {
+			t.Errorf("%q: want it named and retried once\n%s\nretried: %q", msg, out, retried)
+		}
+	}
+}

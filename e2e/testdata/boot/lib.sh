@@ -33,7 +33,7 @@ on_fail() {
 # table. Any other failure stands: a retry that hides an asb defect would be
 # one. "msb did not return" is bounded's verdict on a command that hung
 # inside an msb client (below).
-FLAKES='before agent relay became available|exec session ended without exit event|startup timed out after .* before agent readiness|msb did not return within [0-9]+ s'
+FLAKES='before agent relay became available|exec session ended without exit event|startup timed out after .* before agent readiness|msb did not return within [0-9]+ s|agent client error: reader closed before response'
 
 # flaky CMD…: CMD, run once more when it failed in one of the ways of
 # FLAKES (after $FLAKY_CLEANUP, when set); what was retried goes to
