@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/agents-sandbox/asb/internal/hostgit"
 )
 
 // The outer folder's git index, read by asb itself: which paths the
@@ -38,32 +40,28 @@ func FindRepo(dir string) (repo Repo, ok bool, err error) {
 	if r, err := filepath.EvalSymlinks(abs); err == nil {
 		abs = r
 	}
-	for p := abs; ; p = filepath.Dir(p) {
-		dotgit := filepath.Join(p, ".git")
-		fi, err := os.Lstat(dotgit)
-		if err == nil {
-			gitdir := dotgit
-			if fi.Mode().IsRegular() {
-				if gitdir, err = WorktreeGitDir(p, dotgit); err != nil {
-					return Repo{}, false, err
-				}
-			} else if !fi.IsDir() {
-				return Repo{}, false, fmt.Errorf("%s is neither a folder nor a gitdir file", dotgit)
-			}
-			rel, err := filepath.Rel(p, abs)
-			if err != nil {
-				return Repo{}, false, err
-			}
-			prefix := ""
-			if rel != "." {
-				prefix = filepath.ToSlash(rel) + "/"
-			}
-			return Repo{Index: filepath.Join(gitdir, "index"), Prefix: prefix}, true, nil
-		}
-		if filepath.Dir(p) == p {
-			return Repo{}, false, nil
-		}
+	p, fi, found := hostgit.DotGitAbove(abs)
+	if !found {
+		return Repo{}, false, nil
 	}
+	dotgit := filepath.Join(p, ".git")
+	gitdir := dotgit
+	if fi.Mode().IsRegular() {
+		if gitdir, err = WorktreeGitDir(p, dotgit); err != nil {
+			return Repo{}, false, err
+		}
+	} else if !fi.IsDir() {
+		return Repo{}, false, fmt.Errorf("%s is neither a folder nor a gitdir file", dotgit)
+	}
+	rel, err := filepath.Rel(p, abs)
+	if err != nil {
+		return Repo{}, false, err
+	}
+	prefix := ""
+	if rel != "." {
+		prefix = filepath.ToSlash(rel) + "/"
+	}
+	return Repo{Index: filepath.Join(gitdir, "index"), Prefix: prefix}, true, nil
 }
 
 // WorktreeGitDir is the git dir a worktree's .git file (in root) names.

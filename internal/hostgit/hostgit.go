@@ -114,20 +114,30 @@ func Command(ctx context.Context, bin, dir string, c Config, args ...string) *ex
 	return cmd
 }
 
-// MayBeInWorkTree reports whether git could find a repository from dir:
-// some folder from dir up to the root holds a .git entry. Every git asb
-// runs has the caller's GIT_* variables removed (Environ), so git's own
-// discovery looks for exactly that; false means `git rev-parse
-// --is-inside-work-tree` would say no, without starting git. True is only
-// "maybe": ask git, which knows ceilings, file system boundaries and
-// broken links.
-func MayBeInWorkTree(dir string) bool {
+// DotGitAbove is the nearest folder at or above dir (taken as it is: resolve
+// its links first, as git sees the working folder) that holds a .git entry,
+// with that entry's Lstat; ok is false when no folder up to the root has
+// one. Every git asb runs has the caller's GIT_* variables removed
+// (Environ), so that is where git's own discovery looks.
+func DotGitAbove(dir string) (parent string, fi os.FileInfo, ok bool) {
 	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
-		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
-			return true
+		if fi, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			return d, fi, true
 		}
 		if filepath.Dir(d) == d {
-			return false
+			return "", nil, false
 		}
 	}
+}
+
+// MayBeInWorkTree reports whether git could find a repository from dir:
+// false means `git rev-parse --is-inside-work-tree` would say no, without
+// starting git. True is only "maybe": ask git, which knows ceilings, file
+// system boundaries and broken links.
+func MayBeInWorkTree(dir string) bool {
+	if r, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = r
+	}
+	_, _, ok := DotGitAbove(dir)
+	return ok
 }

@@ -73,3 +73,32 @@ func TestMayBeInWorkTree(t *testing.T) {
 		}
 	}
 }
+
+// git sees the working folder with its links resolved: a link to a
+// folder inside a repository may be in a work tree, wherever the link is.
+func TestMayBeInWorkTreeThroughALink(t *testing.T) {
+	root := t.TempDir()
+	if MayBeInWorkTree(root) {
+		t.Skipf("%s is inside a repository", root)
+	}
+	sub := filepath.Join(root, "repo", "sub")
+	if err := os.MkdirAll(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(root, "repo", ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(root, "elsewhere", "link")
+	if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(sub, link); err != nil {
+		t.Fatal(err)
+	}
+	if !MayBeInWorkTree(link) {
+		t.Errorf("MayBeInWorkTree(%s), a link to %s: false, want true", link, sub)
+	}
+	if p, _, ok := DotGitAbove(link); ok {
+		t.Errorf("DotGitAbove takes its folder as it is: found %s above the link", p)
+	}
+}
