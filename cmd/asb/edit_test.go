@@ -13,6 +13,7 @@ import (
 
 	"github.com/agents-sandbox/asb/cmd/asb/internal/cmdutil"
 	"github.com/agents-sandbox/asb/cmd/asb/internal/root"
+	"github.com/agents-sandbox/asb/internal/testkit/testenv"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files of testdata/edit/golden, and docs/first-run.md (TestFirstRunTranscript)")
@@ -268,17 +269,14 @@ func TestCanary(t *testing.T) {
 		env[k] = v
 	}
 	fileCanary := "canary-in-secrets-env-5e7a"
-	// asb export kubernetes runs asb-export: this test binary under that
-	// name, with the canaries in its environment too, and the approvals
-	// asb's edits keep.
-	self, err := os.Executable()
+	// asb export kubernetes runs asb-export (testenv.ScriptTools' build, as
+	// released), with the canaries in its environment too, and the
+	// approvals asb's edits keep.
+	tools, err := testenv.ScriptTools()
 	if err != nil {
 		t.Fatal(err)
 	}
-	exporter := filepath.Join(t.TempDir(), "asb-export")
-	if err := os.Symlink(self, exporter); err != nil {
-		t.Fatal(err)
-	}
+	exporter := filepath.Join(tools, "asb-export")
 	env["ASB_EXPORT"], env["XDG_STATE_HOME"] = exporter, os.Getenv("XDG_STATE_HOME")
 	for k, v := range canaries {
 		t.Setenv(k, v)

@@ -2,67 +2,31 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"crypto/sha256"
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/agents-sandbox/asb/cmd/asb/internal/cmdutil"
-	"github.com/agents-sandbox/asb/cmd/asb/internal/root"
-	"github.com/agents-sandbox/asb/internal/testkit/fakehost"
 	"github.com/agents-sandbox/asb/internal/testkit/fakes"
 	"github.com/agents-sandbox/asb/internal/testkit/testenv"
-	"github.com/agents-sandbox/asb/kubeexport"
-	"github.com/agents-sandbox/asb/kubeexport/cluster"
-	"github.com/agents-sandbox/asb/runner/engine"
 )
 
-// TestMain makes the test binary double as asb: scripts run `asb …` (or
-// `exec asb …`) and get the real command tree, in a child process.
+// TestMain keeps this binary's approvals in a folder of its own (a
+// script's asb has the script's HOME). The scripts run the small programs
+// of testenv.ScriptTools, never this binary under another name.
+// testscript.Main exits the process, so the empty folder is left in the
+// temp dir.
 func TestMain(m *testing.M) {
-	fakes.Dispatch() // run as msb, docker or podman: the stand-ins (see cmdFakes)
-	if name := filepath.Base(os.Args[0]); name != "asb" && name != "asb-task" && name != "asb-export" {
-		// The tests that run asb from here keep approvals in a folder of
-		// their own (a script's asb has the script's HOME). testscript.Main
-		// exits the process, so the empty folder is left in the temp dir.
-		testenv.PrivateState()
-	}
-	testscript.Main(removingScriptTools{m}, map[string]func(){
-		"asb": func() {
-			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-			f := root.NewFactory(cmdutil.System())
-			// The machine policy a script names ($ASB_TEST_MACHINE_POLICY),
-			// never this machine's /etc/asb/policy.yaml.
-			f.MachinePolicy = testenv.MachinePolicy()
-			if h, ok := fakehost.ForShape(os.Getenv(fakehost.ShapeEnv)); ok {
-				f.Host = h // a script pretends to run on a host of that shape
-			}
-			// The Taskfile calls asb back: as this command, not as the test binary.
-			f.Executable = func() (string, error) { return exec.LookPath(os.Args[0]) }
-			code := root.Run(ctx, os.Args[1:], f)
-			stop()
-			os.Exit(code)
-		},
-		// asb task execs its go-task engine, found on PATH here.
-		"asb-task": func() { os.Exit(engine.Main(os.Args[1:])) },
-		// asb export kubernetes runs its exporter, found on PATH here.
-		"asb-export": func() {
-			os.Exit(kubeexport.MainWith(context.Background(), &cluster.Cluster{}, os.Args[1:],
-				kubeexport.IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr}, os.Getenv))
-		},
-	})
+	testenv.PrivateState()
+	testscript.Main(removingScriptTools{m}, nil)
 }
 
 // TestScripts runs testdata/script/*.txtar. Every script gets Setup's
