@@ -574,8 +574,8 @@ func inProcess(io *cmdutil.IOStreams) *cmdutil.Factory {
 	f := root.NewFactory(io)
 	f.Exec = nil
 	// The Taskfile calls asb back (doctor, validate, secret exec…): the
-	// small asb of testenv.ScriptTools, with the same hooks as the fat
-	// test binary under beAsbEnv, which starts 3.5 times slower.
+	// small asb of testenv.ScriptTools, with the scripts' hooks (this test
+	// binary under that name started 3.5 times slower).
 	f.Executable = func() (string, error) {
 		d, err := testenv.ScriptTools()
 		return filepath.Join(d, "asb"), err
