@@ -17,45 +17,60 @@ var startHome = os.Getenv("HOME")
 // module): a test may chdir elsewhere before it needs a build.
 var startDir, _ = os.Getwd()
 
-var (
-	buildOnce sync.Once
-	buildDir  string
-	buildErr  error
-	buildOut  []byte
-)
+// programs is a folder of programs go build makes once per test binary.
+type programs struct {
+	once sync.Once
+	dir  string
+	err  error
+}
+
+// build makes the folder (named after prefix) and runs go build once per
+// args, each given the folder; later calls return what the first made.
+func (p *programs) build(prefix string, builds ...func(dir string) []string) (string, error) {
+	p.once.Do(func() {
+		if p.dir, p.err = os.MkdirTemp("", prefix); p.err != nil {
+			return
+		}
+		for _, args := range builds {
+			cmd := exec.Command("go", append([]string{"build"}, args(p.dir)...)...)
+			cmd.Env, cmd.Dir = WithEnv(os.Environ(), "HOME="+startHome), startDir
+			if out, err := cmd.CombinedOutput(); err != nil {
+				p.err = fmt.Errorf("go build %v: %w\n%s", args(p.dir), err, out)
+				return
+			}
+		}
+	})
+	return p.dir, p.err
+}
+
+// remove deletes the folder, when there is one.
+func (p *programs) remove() {
+	if p.dir != "" {
+		_ = os.RemoveAll(p.dir)
+	}
+}
+
+var asbBuild, scriptBuild programs
+
+// into is go build's output flag for the folder dir itself (each program
+// named after its package).
+func into(dir string) string { return dir + string(filepath.Separator) }
 
 // BuildAsb compiles asb and its go-task engine asb-task, as a user installs
 // them (side by side), once per test binary, and returns asb's path.
 func BuildAsb(t testing.TB) string {
 	t.Helper()
-	buildOnce.Do(func() {
-		buildDir, buildErr = os.MkdirTemp("", "asb-bin-")
-		if buildErr != nil {
-			return
-		}
-		cmd := exec.Command("go", "build", "-o", buildDir+string(filepath.Separator),
-			"github.com/agents-sandbox/asb/cmd/asb", "github.com/agents-sandbox/asb/cmd/asb-task")
-		cmd.Env = WithEnv(os.Environ(), "HOME="+startHome)
-		buildOut, buildErr = cmd.CombinedOutput()
+	dir, err := asbBuild.build("asb-bin-", func(dir string) []string {
+		return []string{"-o", into(dir), "github.com/agents-sandbox/asb/cmd/asb", "github.com/agents-sandbox/asb/cmd/asb-task"}
 	})
-	if buildErr != nil {
-		t.Fatalf("build asb and asb-task: %v\n%s", buildErr, buildOut)
+	if err != nil {
+		t.Fatalf("build asb and asb-task: %v", err)
 	}
-	return filepath.Join(buildDir, "asb")
+	return filepath.Join(dir, "asb")
 }
 
 // RemoveBuilds deletes what BuildAsb compiled (call it from TestMain).
-func RemoveBuilds() {
-	if buildDir != "" {
-		_ = os.RemoveAll(buildDir)
-	}
-}
-
-var (
-	scriptOnce sync.Once
-	scriptDir  string
-	scriptErr  error
-)
+func RemoveBuilds() { asbBuild.remove() }
 
 // ScriptTools builds, once per test binary, what cmd/asb's scripts run,
 // each a small program of its own: asb (cmd/asb/testdata/scriptasb: asb
@@ -64,31 +79,15 @@ var (
 // folder, which a script puts first on its PATH (fake aside: only fakes
 // DIR links it). RemoveScriptTools deletes it.
 func ScriptTools() (string, error) {
-	scriptOnce.Do(func() {
-		scriptDir, scriptErr = os.MkdirTemp("", "asb-script-bin-")
-		if scriptErr != nil {
-			return
-		}
-		env := WithEnv(os.Environ(), "HOME="+startHome)
-		for _, args := range [][]string{
-			{"-o", filepath.Join(scriptDir, "asb"), "github.com/agents-sandbox/asb/cmd/asb/testdata/scriptasb"},
-			{"-o", scriptDir + string(filepath.Separator), "github.com/agents-sandbox/asb/cmd/asb-task",
-				"github.com/agents-sandbox/asb/cmd/asb-export", "github.com/agents-sandbox/asb/internal/testkit/fakes/cmd/fake"},
-		} {
-			cmd := exec.Command("go", append([]string{"build"}, args...)...)
-			cmd.Env, cmd.Dir = env, startDir
-			if out, err := cmd.CombinedOutput(); err != nil {
-				scriptErr = fmt.Errorf("build the scripts' tools: %w\n%s", err, out)
-				return
-			}
-		}
-	})
-	return scriptDir, scriptErr
+	return scriptBuild.build("asb-script-bin-",
+		func(dir string) []string {
+			return []string{"-o", filepath.Join(dir, "asb"), "github.com/agents-sandbox/asb/cmd/asb/testdata/scriptasb"}
+		},
+		func(dir string) []string {
+			return []string{"-o", into(dir), "github.com/agents-sandbox/asb/cmd/asb-task",
+				"github.com/agents-sandbox/asb/cmd/asb-export", "github.com/agents-sandbox/asb/internal/testkit/fakes/cmd/fake"}
+		})
 }
 
 // RemoveScriptTools deletes what ScriptTools built (call it from TestMain).
-func RemoveScriptTools() {
-	if scriptDir != "" {
-		_ = os.RemoveAll(scriptDir)
-	}
-}
+func RemoveScriptTools() { scriptBuild.remove() }
