@@ -61,7 +61,7 @@ func TestLibFlakyStartsAStoppedVMAgain(t *testing.T) {
 	// msb: status from $DATA/status; exec fails the first time, as msb
 	// does when the VM's kernel reset under it. asb: records its call.
 	msb := `case "$1" in
-status) printf '{"status": "%s"}\n' "$(cat "$DATA/status")" ;;
+status) [ -s "$DATA/status" ] || { echo "error: sandbox not found: $2" >&2; exit 1; }; printf '{"status": "%s"}\n' "$(cat "$DATA/status")" ;;
 exec) if [ -f "$DATA/once" ]; then echo ran; else : >"$DATA/once"; echo "error: runtime error: exec session ended without exit event" >&2; exit 1; fi ;;
 esac
 `
@@ -76,6 +76,12 @@ flaky msb exec vm1 -- true; echo "rc=$?"; cat "$DATA/asb-calls" 2>/dev/null; ech
 	out, retried = runLib(t, msb, strings.Replace(script, "%s", "Running", 1))
 	if !strings.Contains(out, "rc=0") || strings.Contains(out, "asb task") || strings.Contains(retried, "stopped_by_itself") {
 		t.Errorf("a VM still running: want the retry alone\n%s\nretried: %q", out, retried)
+	}
+	// No such VM: the session removed it (home:reset before the reap
+	// steps); a retry of another VM's step must not make it again.
+	out, retried = runLib(t, msb, strings.Replace(script, "echo %s >", ": >", 1))
+	if !strings.Contains(out, "rc=0") || strings.Contains(out, "asb task") || strings.Contains(retried, "stopped_by_itself") {
+		t.Errorf("no such VM: want the retry alone, no VM made\n%s\nretried: %q", out, retried)
 	}
 }
 

@@ -57,10 +57,14 @@ flaky() {
 # says "Received KVM_EXIT_SHUTDOWN"; seen once, 2026-12-05, during a find
 # over the whole VM). A user starts it again with asb, which hands msb the
 # secrets; a bare msb exec would start it without them and fail ("host
-# environment variable … is not set"). Nothing when it runs.
+# environment variable … is not set"). Nothing when it runs, and nothing
+# when msb has no such VM: the session removed it on purpose (home:reset
+# before the reap steps, which must find no VM; CI run 2026-12-05 13:04
+# made one here when a bare create of another VM was retried).
 vm_back() {
 	[ -n "$VM" ] || return 0
-	timeout 60 msb status "$VM" --format json 2>/dev/null | grep -q '"status": *"Running"' && return 0
+	_vs=$(timeout 60 msb status "$VM" --format json 2>/dev/null) || return 0
+	printf '%s\n' "$_vs" | grep -q '"status": *"Running"' && return 0
 	echo "flaky: $VM is not running after that failure: asb task vm:start" >&2
 	echo "$_n:the_VM_stopped_by_itself" >>"$DATA/retried"
 	bounded 300 asb task vm:start >&2
