@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -277,16 +276,6 @@ func TestRealBootStopStart(t *testing.T) {
 // (docs/boot.md). Not a timed test: it checks only that each ran.
 func TestRealBootFigures(t *testing.T) {
 	s := bootRun(t)
-	med := func(prefix string, n int) float64 {
-		var v []float64
-		for i := 1; i <= n; i++ {
-			name := fmt.Sprintf("%s%d", prefix, i)
-			ok(t, s, name)
-			v = append(v, s.Steps[name].Secs)
-		}
-		sort.Float64s(v)
-		return v[len(v)/2]
-	}
 	ok(t, s, "x_msb_create")
 	ok(t, s, "create2")
 	rows := []struct {
@@ -294,8 +283,8 @@ func TestRealBootFigures(t *testing.T) {
 		asb, msb float64
 	}{
 		{"vm:create vs its msb create line", s.Steps["create2"].Secs, s.Steps["x_msb_create"].Secs},
-		{"exec true (median of 3)", med("x_asb_exec", 3), med("x_msb_exec", 3)},
-		{"warm agent attach (median of 3)", med("x_asb_agent", 3), med("x_msb_agent", 3)},
+		{fmt.Sprintf("warm exec true (median of %d)", speedSamples), stepMedian(t, s, "x_asb_exec"), stepMedian(t, s, "x_msb_exec")},
+		{fmt.Sprintf("warm agent attach (median of %d)", speedSamples), stepMedian(t, s, "x_asb_agent"), stepMedian(t, s, "x_msb_agent")},
 	}
 	t.Logf("figures in the %s guest (seconds; asb/msb):", s.Shape)
 	for _, r := range rows {

@@ -16,4 +16,4 @@ msb stop "$VM" >/dev/null 2>&1
 step speed_calls_stopped calls flaky timeout 300 asb task vm:exec -- true
 # asb's own start under emulation beside msb's (medians in the test's log):
 # what a warm attach adds over the bare msb exec is about one of it.
-for i in 1 2 3; do step "speed_asb_version$i" asb version; step "speed_msb_version$i" msb --version; done
+for i in 1 2 3 4 5; do step "speed_asb_version$i" asb version; step "speed_msb_version$i" msb --version; done
