@@ -80,6 +80,29 @@ func TestRealNetSecretSubstitution(t *testing.T) {
 	netNoValue(t, s)
 }
 
+// TestRealNetSecretRotation: after a change of a value in secrets.env, a
+// task that attaches to the running VM (vm:exec; agent and vm:shell make
+// the same check) restarts the VM first and says so, and the VM's next
+// request to the secret's host carries the new value, not the one it
+// started with (which /secret/allow carried before the change).
+func TestRealNetSecretRotation(t *testing.T) {
+	s := netRun(t)
+	st := s.Step(t, "allow_rotate")
+	if !strings.Contains(st.Out+st.Err, "the secrets changed since") {
+		t.Errorf("asb task vm:exec after the change did not say it restarts the VM: %s", st.Why())
+	}
+	r, found := netRequest(netRequests(t, s), "opencode.ai", "/secret/rotated")
+	if !found {
+		t.Fatalf("after the change no request reached opencode.ai/secret/rotated: %s\nasb network log:%s",
+			st.Why(), netLogLines(s, "allow", "opencode.ai"))
+	}
+	got := strings.Join(r.Header["X-Api-Key"], ",")
+	if got != "Bearer "+netSecretOCNew {
+		t.Errorf("after the change opencode.ai received X-Api-Key %q, want the new value",
+			strings.NewReplacer(netSecretOC, "<the value the VM started with>", netSecretOCNew, "<the new value>").Replace(got))
+	}
+}
+
 // netOutcome is the probe's line for host in out.
 func netOutcome(out, host string) string {
 	for _, l := range strings.Split(out, "\n") {
@@ -99,7 +122,7 @@ func netNoValue(t *testing.T, s *testenv.Session) {
 	}
 	for _, step := range []string{"vm_proc", "allow_env", "balanced_env", "public_env", "none_env"} {
 		out := ok(t, s, step)
-		for _, v := range []string{netSecretOC, netSecretGH} {
+		for _, v := range []string{netSecretOC, netSecretGH, netSecretOCNew} {
 			if strings.Contains(out, v) {
 				t.Errorf("%s: a secret's value is in the VM's processes or environment", step)
 			}
@@ -109,7 +132,7 @@ func netNoValue(t *testing.T, s *testenv.Session) {
 		t.Errorf("msb's files on the host (MSB_HOME, TMPDIR) holding a secret's value:\n%s", out)
 	}
 	for _, p := range netPresets {
-		for _, v := range []string{netSecretOC, netSecretGH} {
+		for _, v := range []string{netSecretOC, netSecretGH, netSecretOCNew} {
 			if strings.Contains(s.Steps[p+"_msblog"].Out, v) || strings.Contains(s.Steps[p+"_log"].Out, v) {
 				t.Errorf("--network %s: a secret's value in msb logs or asb network log", p)
 			}

@@ -78,6 +78,9 @@ var netPresets = []string{schema.NetworkAllow, schema.NetworkBalanced, schema.Ne
 const (
 	netSecretOC = "asb-net-secret-oc-4b7e19"
 	netSecretGH = "asb-net-secret-gh-90d3aa"
+	// OPENCODE_API_KEY's value after the change in secrets.env
+	// (TestRealNetSecretRotation).
+	netSecretOCNew = "asb-net-secret-oc-new-c2f817"
 )
 
 var netSession struct {
@@ -125,7 +128,8 @@ func runNetScenario(t *testing.T) *testenv.Session {
 	g.AddStaticAsb(t)
 	g.WriteFile(t, "bin/netlab", lab, 0o755)
 	g.WriteFile(t, "bin/builder", []byte(guestBuilder), 0o755)
-	netLabFiles(t, g, nil, netSecretOC, netSecretGH)
+	netLabFiles(t, g, nil, netSecretOC, netSecretGH, netSecretOCNew)
+	g.WriteFile(t, "net/secrets-rotated.env", []byte("OPENCODE_API_KEY="+netSecretOCNew+"\nGITHUB_TOKEN="+netSecretGH+"\n"), 0o600)
 	script := netScenario
 	if f := os.Getenv("ASB_NET_SCENARIO"); f != "" {
 		// Another scenario, to work on a piece of this one (docs/boot.md).

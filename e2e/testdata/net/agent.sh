@@ -5,11 +5,12 @@
 # - the agent's config points OpenCode's own provider at the lab's model
 #   (opencode/opencode.json, read-only in the VM), approved with asb trust;
 # - Node.js and Bun fetch https://opencode.ai/ through msb's interception,
-#   with the key's placeholder (the value the VM started with arrives);
-# - secrets.env gets a new value, and asb task agent -- run --auto PROMPT,
-#   with a terminal as a user's, restarts the VM for it; the model's script
-#   has OpenCode write workspace/hello.txt (one agent run: each takes
-#   minutes under emulation);
+#   with the key's placeholder (the real value arrives);
+# - asb task agent -- run --auto PROMPT, with a terminal as a user's, in the
+#   VM already running: the model's script has OpenCode write
+#   workspace/hello.txt (one agent run: each takes minutes under emulation;
+#   a change of secrets.env, which restarts the VM, is the network
+#   session's: net/scenario.sh, allow_rotate);
 # - no secret value in msb's files on this host, TMPDIR, or workspace/.
 # net/sandbox.yaml, when present (ASB_NET_DEMO=break), replaces the
 # folder's: opencode.ai in no allow list, and the test must say so.
@@ -27,7 +28,6 @@ cp "$DATA/net/tls.sh" workspace/.tls.sh
 vmexec agent_tls sh .tls.sh
 rm -f workspace/.tls.sh
 note agent_requests_before "$(wc -l <"$DATA/net/run/requests.jsonl")"
-cp "$DATA/net/secrets-new.env" secrets.env
 # With a terminal, as a user's; once more when msb failed by itself.
 # Plain timeout, not bounded: the agent still running at the limit is a slow
 # agent (emulation on a loaded host), not an msb client that never answered.

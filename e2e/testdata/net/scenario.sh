@@ -63,6 +63,13 @@ for p in $(cat "$DATA/net/presets"); do
 	step "${p}_secret_other" vmexec secret-probe GITHUB_TOKEN Authorization "https://opencode.ai/other/$p" \
 		"https://denied.example.com/other/$p" "https://registry.npmjs.org/other/$p"
 	if [ "$p" = allow ]; then
+		# A new value in secrets.env reaches the running VM: a task that
+		# attaches (vm:exec here, as agent and vm:shell) restarts the VM
+		# first and says so; the probe then carries the new value. Here, on
+		# busybox (a restart of seconds), not in the real image's session,
+		# where a restart and OpenCode's start again cost minutes.
+		cp "$DATA/net/secrets-rotated.env" secrets.env
+		step allow_rotate flaky bounded 300 asb task vm:exec -- secret-probe OPENCODE_API_KEY X-Api-Key "https://opencode.ai/secret/rotated"
 		step vm_fs rootexec sh -c "find / \\( -path /proc -o -path /sys -o -path /dev \\) -prune -o -type f -exec grep -lsF $pat {} + ; true"
 		step vm_proc rootexec sh -c 'for d in /proc/[0-9]*; do tr "\0" "\n" <"$d/environ"; tr "\0" " " <"$d/cmdline"; echo; done 2>/dev/null; true'
 	fi
