@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"path"
 	"regexp"
+	"sync"
 
 	"github.com/agents-sandbox/asb/internal/folderfs"
 )
@@ -164,7 +165,7 @@ func foldersOf(files []PendingFile) []string {
 // in (.NAME.asb-HEX, beside NAME); the generated .gitignore ignores it.
 const StagingPattern = ".*" + folderfs.StagingInfix + "*"
 
-var stagingRe = regexp.MustCompile(`^\..+\.asb-[0-9a-f]+$`)
+var stagingRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\..+\.asb-[0-9a-f]+$`) })
 
 // CleanStaging removes the staging files a write that was killed left in
 // the folder dir (workspace/, .git and node_modules are not looked into;
@@ -190,7 +191,7 @@ func CleanStaging(dir string) ([]string, error) {
 		if d.IsDir() && p != "." && (d.Name() == ".git" || p == "workspace" || d.Name() == "node_modules") {
 			return fs.SkipDir
 		}
-		if d.Type().IsRegular() && stagingRe.MatchString(d.Name()) {
+		if d.Type().IsRegular() && stagingRe().MatchString(d.Name()) {
 			if err := r.Remove(p); err != nil {
 				return err
 			}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"regexp"
 	"sort"
+	"sync"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -193,9 +194,9 @@ func RemoveSessionFiles(dir string, s Session) error {
 	return nil
 }
 
-var volumeNameRe = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,127}$`)
+var volumeNameRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,127}$`) })
 
-func validVolumeName(s string) bool { return volumeNameRe.MatchString(s) }
+func validVolumeName(s string) bool { return volumeNameRe().MatchString(s) }
 
 // SessionGone says whether the folder dir has no session name any more
 // (asb prune removes what such a session left). A session asb cannot read

@@ -141,7 +141,7 @@ func sessionBase(ctx context.Context, h *runner.HostRepo, imp *runner.Imported, 
 			return base, c, nil
 		}
 	}
-	if commitIDRe.MatchString(base) {
+	if commitIDRe().MatchString(base) {
 		if c, ok := h.Commit(ctx, base); ok {
 			return base, c, nil
 		}

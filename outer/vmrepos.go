@@ -3,6 +3,7 @@ package outer
 import (
 	"context"
 	"regexp"
+	"sync"
 
 	"github.com/agents-sandbox/asb/runner"
 )
@@ -32,13 +33,13 @@ func SessionSource(s Session) runner.Source {
 		Refspecs: []string{"+refs/heads/" + s.Branch + ":" + s.HostRef()}, HeadRef: head}
 }
 
-var commitIDRe = regexp.MustCompile(`^[0-9a-f]{4,64}$`)
+var commitIDRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9a-f]{4,64}$`) })
 
 // baseRev is what session s is compared with in the host repository h: its
 // base branch as workspace/ has it now, or the commit it left (a detached
 // HEAD, a tag or commit, a branch gone since).
 func (s Session) baseRev(ctx context.Context, h *runner.HostRepo) string {
-	if s.Base != "HEAD" && !commitIDRe.MatchString(s.Base) {
+	if s.Base != "HEAD" && !commitIDRe().MatchString(s.Base) {
 		if _, ok := h.Commit(ctx, runner.WorkspaceBranches+s.Base); ok {
 			return runner.WorkspaceBranches + s.Base
 		}

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/agents-sandbox/asb/schema"
@@ -20,7 +21,7 @@ import (
 // .git (no link leads out of it), size-limited, and their form checked;
 // no git runs there.
 
-var hashRe = regexp.MustCompile(`^([0-9a-f]{40}|[0-9a-f]{64})$`)
+var hashRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([0-9a-f]{40}|[0-9a-f]{64})$`) })
 
 // maxRefFile bounds what asb reads of a ref file of a repository the VM
 // writes (HEAD, a loose ref); packed-refs may be larger.
@@ -94,7 +95,7 @@ func parseHead(raw []byte) (Head, error) {
 		}
 		return Head{Ref: ref}, nil
 	}
-	if !hashRe.MatchString(s) {
+	if !hashRe().MatchString(s) {
 		return Head{}, errors.New("HEAD is neither a branch nor a commit")
 	}
 	return Head{Commit: s}, nil
@@ -117,7 +118,7 @@ func ResolveRef(gitDir *os.Root, ref string) string {
 		return ""
 	}
 	if raw, err := readSmall(gitDir, filepath.FromSlash(ref), maxRefFile); err == nil {
-		if s := strings.TrimSpace(string(raw)); hashRe.MatchString(s) {
+		if s := strings.TrimSpace(string(raw)); hashRe().MatchString(s) {
 			return s
 		}
 		return ""
@@ -129,7 +130,7 @@ func ResolveRef(gitDir *os.Root, ref string) string {
 	sc := bufio.NewScanner(bytes.NewReader(raw))
 	for sc.Scan() {
 		hash, name, ok := strings.Cut(sc.Text(), " ")
-		if ok && name == ref && hashRe.MatchString(hash) {
+		if ok && name == ref && hashRe().MatchString(hash) {
 			return hash
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"path"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // A repository the VM can write is fetched from a staged copy, never from
@@ -31,9 +32,9 @@ import (
 const stageConfig = "# asb's staged copy of a repository the VM writes (docs/vm-repositories.md); asb writes this file.\n[core]\n\trepositoryformatversion = 0\n\tbare = true\n"
 
 var (
-	looseDirRe  = regexp.MustCompile(`^[0-9a-f]{2}$`)
-	looseFileRe = regexp.MustCompile(`^([0-9a-f]{38}|[0-9a-f]{62})$`)
-	packFileRe  = regexp.MustCompile(`^pack-([0-9a-f]{40}|[0-9a-f]{64})\.(pack|idx|rev)$`)
+	looseDirRe  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9a-f]{2}$`) })
+	looseFileRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([0-9a-f]{38}|[0-9a-f]{62})$`) })
+	packFileRe  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^pack-([0-9a-f]{40}|[0-9a-f]{64})\.(pack|idx|rev)$`) })
 )
 
 // maxRefs bounds the loose refs asb copies from one repository.
@@ -105,7 +106,7 @@ func stageRefs(src, dst *os.Root, st *staged) error {
 			return fmt.Errorf("more than %d refs", maxRefs)
 		}
 		raw, err := readSmall(src, p, maxRefFile)
-		if err != nil || !hashRe.Match(bytes.TrimSpace(raw)) {
+		if err != nil || !hashRe().Match(bytes.TrimSpace(raw)) {
 			return nil //nolint:nilerr // not a ref's content: left out
 		}
 		if err := dst.MkdirAll(path.Dir(p), 0o755); err != nil {
@@ -144,7 +145,7 @@ func packedNames(raw []byte, refs map[string]string) {
 	sc := bufio.NewScanner(bytes.NewReader(raw))
 	sc.Buffer(make([]byte, 0, 4096), 1<<20)
 	for sc.Scan() {
-		if hash, name, ok := strings.Cut(sc.Text(), " "); ok && hashRe.MatchString(hash) && ValidRefName(name) && refs[name] == "" {
+		if hash, name, ok := strings.Cut(sc.Text(), " "); ok && hashRe().MatchString(hash) && ValidRefName(name) && refs[name] == "" {
 			refs[name] = hash
 		}
 	}
@@ -158,13 +159,13 @@ func stageObjects(src, dst *os.Root) error {
 		return fmt.Errorf("objects: %w", err)
 	}
 	for _, d := range dirs {
-		if d.IsDir() && looseDirRe.MatchString(d.Name()) {
-			if err := stageDir(src, dst, "objects/"+d.Name(), looseFileRe); err != nil {
+		if d.IsDir() && looseDirRe().MatchString(d.Name()) {
+			if err := stageDir(src, dst, "objects/"+d.Name(), looseFileRe()); err != nil {
 				return err
 			}
 		}
 	}
-	return stageDir(src, dst, "objects/pack", packFileRe)
+	return stageDir(src, dst, "objects/pack", packFileRe())
 }
 
 // stageDir copies the plain files of src's folder dir whose names match re

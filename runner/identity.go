@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -157,14 +158,14 @@ func readOrRecover(dir string, id Identity, o IdentityOptions) (State, error) {
 }
 
 // homeTimestamp is how a home volume's name ends: <VM>-20060102-150405.
-var homeTimestamp = regexp.MustCompile(`^-[0-9]{8}-[0-9]{6}$`)
+var homeTimestamp = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^-[0-9]{8}-[0-9]{6}$`) })
 
 // OwnHomeVolume reports whether vol is a home volume of id's VM: its name,
 // then the time it was made. No other volume is ever mounted as the home,
 // nor reset or pruned as this clone's.
 func OwnHomeVolume(id Identity, vol string) bool {
 	rest, ok := strings.CutPrefix(vol, id.VM)
-	return ok && homeTimestamp.MatchString(rest)
+	return ok && homeTimestamp().MatchString(rest)
 }
 
 // homeVolume finds this clone's home volume among msb's volumes (the

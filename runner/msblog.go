@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -83,7 +84,9 @@ type netMessage struct {
 // NetLogTarget is the tracing target of msb's network engine.
 const NetLogTarget = "microsandbox_network::"
 
-var netLineRe = regexp.MustCompile(`^\s*(?:TRACE|DEBUG|INFO|WARN|ERROR)\s+(?:.*?\s)?microsandbox_network::[\w:]+: (.*)$`)
+var netLineRe = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^\s*(?:TRACE|DEBUG|INFO|WARN|ERROR)\s+(?:.*?\s)?microsandbox_network::[\w:]+: (.*)$`)
+})
 
 // NetLog is where the network decisions of a VM come from: MSB, or a
 // stand-in with fixture lines in tests.
@@ -216,7 +219,7 @@ func parseNetLine(line []byte) (NetEvent, bool) {
 		}
 		body = string(b)
 	}
-	m := netLineRe.FindStringSubmatch(strings.TrimRight(body, "\r\n"))
+	m := netLineRe().FindStringSubmatch(strings.TrimRight(body, "\r\n"))
 	if m == nil {
 		return NetEvent{}, false
 	}
@@ -259,7 +262,7 @@ func firstOf(f map[string]string, keys ...string) string {
 	return ""
 }
 
-var fieldKeyRe = regexp.MustCompile(`^[a-z_][a-z0-9_.]*$`)
+var fieldKeyRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z_][a-z0-9_.]*$`) })
 
 // logFields reads tracing's " k=v k=\"quoted\" …" (Debug values such as
 // Some(8.8.8.8) unwrapped, None dropped); ok is false when the text is not
@@ -268,7 +271,7 @@ func logFields(s string) (map[string]string, bool) {
 	f := map[string]string{}
 	for s = strings.TrimLeft(s, " "); s != ""; s = strings.TrimLeft(s, " ") {
 		k, rest, ok := strings.Cut(s, "=")
-		if !ok || !fieldKeyRe.MatchString(k) {
+		if !ok || !fieldKeyRe().MatchString(k) {
 			return nil, false
 		}
 		var v string

@@ -90,7 +90,7 @@ func decodeMessage(de *taskerrors.TaskfileDecodeError) string {
 	if errors.As(de.Err, &te) && len(te.Errors) > 0 {
 		msgs := slices.Clone(te.Errors)
 		for i, m := range msgs {
-			msgs[i] = yamlLineRe.ReplaceAllString(strings.TrimPrefix(m, "yaml: "), "")
+			msgs[i] = yamlLineRe().ReplaceAllString(strings.TrimPrefix(m, "yaml: "), "")
 			msgs[i] = strings.Trim(msgs[i], ": ")
 		}
 		return strings.Join(msgs, "; ")

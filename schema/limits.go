@@ -119,7 +119,7 @@ func Limit(name, value string) *RuleError {
 // (not supported by asb, because a VM stopped at once is no VM).
 func Duration(s string) *RuleError {
 	fix := "use whole seconds, minutes or hours, e.g. 90s, 30m or 12h"
-	if !msbDurationRe.MatchString(s) {
+	if !msbDurationRe().MatchString(s) {
 		return &RuleError{Value: s, Why: "is not a duration msb reads", Fix: fix}
 	}
 	if n, err := strconv.ParseUint(strings.TrimRight(s, "smh"), 10, 64); err != nil || n == 0 {

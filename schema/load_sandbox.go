@@ -2,7 +2,6 @@ package schema
 
 import (
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 
@@ -10,8 +9,8 @@ import (
 )
 
 var (
-	msbSizeRe     = regexp.MustCompile(`^([0-9]+[MmGg]?|[0-9]*\.[0-9]+[Gg])$`)
-	msbDurationRe = regexp.MustCompile(`^[0-9]+[smh]?$`)
+	msbSizeRe     = lazyRegexp(`^([0-9]+[MmGg]?|[0-9]*\.[0-9]+[Gg])$`)
+	msbDurationRe = lazyRegexp(`^[0-9]+[smh]?$`)
 )
 
 // ParseMsbSize checks a size the way msb 0.7.2 reads memory and tmpfs sizes:
@@ -19,7 +18,7 @@ var (
 // a fraction of G (1.5G, .5G), below 4194304G. msb rejects K, T, MB, GiB
 // and the like.
 func ParseMsbSize(s string) error {
-	if !msbSizeRe.MatchString(s) {
+	if !msbSizeRe().MatchString(s) {
 		return fmt.Errorf("size %q is not a number with an optional unit M or G (e.g. 512M, 4G)", s)
 	}
 	f, err := strconv.ParseFloat(strings.TrimRight(s, "MmGg"), 64)

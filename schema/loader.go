@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"regexp"
 	"strconv"
 	"strings"
 
@@ -71,8 +70,8 @@ func (l *loader) errf(n *yaml.Node, field, fix, format string, args ...any) {
 }
 
 var (
-	yamlLineRe   = regexp.MustCompile(`line (\d+)(?:, column (\d+))?:? ?`)
-	yamlAnchorRe = regexp.MustCompile(`unknown anchor '([^']*)' referenced`)
+	yamlLineRe   = lazyRegexp(`line (\d+)(?:, column (\d+))?:? ?`)
+	yamlAnchorRe = lazyRegexp(`unknown anchor '([^']*)' referenced`)
 )
 
 // parse reads exactly one YAML document and rejects the YAML features msb
@@ -122,15 +121,15 @@ func secondDocLine(data []byte) int {
 
 func (l *loader) syntaxError(data []byte, err error) {
 	msg := strings.TrimPrefix(err.Error(), "yaml: ")
-	p := Problem{File: l.file, Severity: SeverityError, Msg: "YAML syntax error: " + yamlLineRe.ReplaceAllString(msg, ""),
+	p := Problem{File: l.file, Severity: SeverityError, Msg: "YAML syntax error: " + yamlLineRe().ReplaceAllString(msg, ""),
 		Fix: "fix the YAML at that line (indent with spaces, quote values holding `: ` or `#`)"}
 	p.Msg = strings.TrimRight(strings.ReplaceAll(p.Msg, ":  ", ": "), ": ")
-	if m := yamlLineRe.FindStringSubmatch(msg); m != nil {
+	if m := yamlLineRe().FindStringSubmatch(msg); m != nil {
 		p.Line, _ = strconv.Atoi(m[1])
 		if m[2] != "" {
 			p.Col, _ = strconv.Atoi(m[2])
 		}
-	} else if m := yamlAnchorRe.FindStringSubmatch(msg); m != nil {
+	} else if m := yamlAnchorRe().FindStringSubmatch(msg); m != nil {
 		// An alias with no anchor: point at the alias.
 		p.Line = 1
 		for i, line := range strings.Split(string(data), "\n") {

@@ -7,23 +7,22 @@ package schema
 import (
 	"fmt"
 	"net/netip"
-	"regexp"
 	"strconv"
 	"strings"
 )
 
 var (
-	projectNameRe = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
-	envNameRe     = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-	labelRe       = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
-	imageRefRe    = regexp.MustCompile(`^[a-z0-9]+([._/:@-][a-zA-Z0-9_.-]+)*$`)
-	versionRe     = regexp.MustCompile(`^[0-9A-Za-z][0-9A-Za-z.+-]{0,63}$`)
+	projectNameRe = lazyRegexp(`^[a-z0-9][a-z0-9-]{0,62}$`)
+	envNameRe     = lazyRegexp(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	labelRe       = lazyRegexp(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
+	imageRefRe    = lazyRegexp(`^[a-z0-9]+([._/:@-][a-zA-Z0-9_.-]+)*$`)
+	versionRe     = lazyRegexp(`^[0-9A-Za-z][0-9A-Za-z.+-]{0,63}$`)
 )
 
 // ValidProjectName reports whether s may name a project: lowercase letters,
 // digits and dashes, starting with a letter or digit, at most 63 characters.
 // The name reaches VM names, volume names and image tags, so it is strict.
-func ValidProjectName(s string) bool { return projectNameRe.MatchString(s) }
+func ValidProjectName(s string) bool { return projectNameRe().MatchString(s) }
 
 // SanitizeName turns any folder name into a valid project name of at most
 // maxLen characters: lowercase letters and digits, every other run of
@@ -49,7 +48,7 @@ func SanitizeName(s string, maxLen int, fallback string) string {
 }
 
 // ValidEnvName reports whether s is a portable environment variable name.
-func ValidEnvName(s string) bool { return envNameRe.MatchString(s) }
+func ValidEnvName(s string) bool { return envNameRe().MatchString(s) }
 
 // ValidRelPath reports whether s is a relative slash path of plain names
 // (letters, digits, @ . _ -), with no empty, "." or ".." segment: safe to
@@ -59,7 +58,7 @@ func ValidRelPath(s string) bool {
 		return false
 	}
 	for seg := range strings.SplitSeq(s, "/") {
-		if seg == "" || seg == "." || seg == ".." || !relSegRe.MatchString(seg) {
+		if seg == "" || seg == "." || seg == ".." || !relSegRe().MatchString(seg) {
 			return false
 		}
 	}
@@ -68,20 +67,20 @@ func ValidRelPath(s string) bool {
 
 // ValidEnvValue reports whether s is a plain value for an image's ENV: no
 // quote, backslash, $ or control character for Docker or a shell to expand.
-func ValidEnvValue(s string) bool { return len(s) <= 255 && envValueRe.MatchString(s) }
+func ValidEnvValue(s string) bool { return len(s) <= 255 && envValueRe().MatchString(s) }
 
 var (
-	relSegRe   = regexp.MustCompile(`^[A-Za-z0-9@._-]+$`)
-	envValueRe = regexp.MustCompile(`^[A-Za-z0-9 ._:/,=+@-]*$`)
+	relSegRe   = lazyRegexp(`^[A-Za-z0-9@._-]+$`)
+	envValueRe = lazyRegexp(`^[A-Za-z0-9 ._:/,=+@-]*$`)
 )
 
 // ValidVersion reports whether s looks like a package version or dist-tag
 // ("1.2.3", "latest"); it never contains shell metacharacters.
-func ValidVersion(s string) bool { return versionRe.MatchString(s) }
+func ValidVersion(s string) bool { return versionRe().MatchString(s) }
 
 // ValidImageRef reports whether s is a plausible OCI image reference
 // ("debian:bookworm-slim", "ghcr.io/org/img@sha256:…").
-func ValidImageRef(s string) bool { return len(s) <= 255 && imageRefRe.MatchString(s) }
+func ValidImageRef(s string) bool { return len(s) <= 255 && imageRefRe().MatchString(s) }
 
 // ValidHost reports whether s is a DNS name msb can allow: labels of letters,
 // digits and dashes, at least two labels, optionally led by "*." for every
@@ -96,7 +95,7 @@ func ValidHost(s string) bool {
 		return false
 	}
 	for _, l := range labels {
-		if !labelRe.MatchString(strings.ToLower(l)) {
+		if !labelRe().MatchString(strings.ToLower(l)) {
 			return false
 		}
 	}

@@ -1,7 +1,6 @@
 package schema
 
 import (
-	"regexp"
 	"strings"
 )
 
@@ -13,7 +12,7 @@ const LocalBaseRepo = "localhost/debian"
 // IsLocalBase reports whether ref names a base asb builds rather than pulls.
 func IsLocalBase(ref string) bool { return strings.HasPrefix(ref, LocalBaseRepo+":") }
 
-var debianSuiteRe = regexp.MustCompile(`^[a-z]{3,20}$`)
+var debianSuiteRe = lazyRegexp(`^[a-z]{3,20}$`)
 
 // LocalDebianBase judges a base image reference `asb task image:base` is to
 // build: localhost/debian:SUITE or localhost/debian:SUITE-slim, where SUITE
@@ -26,7 +25,7 @@ func LocalDebianBase(ref string) (suite string, re *RuleError) {
 			Fix: "set ARG BASE_IMAGE=" + LocalBaseRepo + ":trixie-slim in toolchain/Dockerfile (asb init --base-image " + LocalBaseRepo + ":trixie-slim), or pull " + ref + " from its registry"}
 	}
 	suite = strings.TrimSuffix(tag, "-slim")
-	if !debianSuiteRe.MatchString(suite) {
+	if !debianSuiteRe().MatchString(suite) {
 		return "", &RuleError{Value: ref, Why: "does not name a Debian suite after " + LocalBaseRepo + ":",
 			Fix: "use a codename such as " + LocalBaseRepo + ":trixie-slim or " + LocalBaseRepo + ":bookworm"}
 	}

@@ -2,7 +2,6 @@ package schema
 
 import (
 	"fmt"
-	"regexp"
 )
 
 // Sessions: an agent on its own branch of the workspace, in a checkout and
@@ -22,7 +21,7 @@ const (
 	MaxSessionName = 24
 )
 
-var sessionNameRe = regexp.MustCompile(`^[a-z][a-z0-9-]*$`)
+var sessionNameRe = lazyRegexp(`^[a-z][a-z0-9-]*$`)
 
 // SessionName is the rule on a session's name: it becomes part of a VM's
 // and a volume's name, a git branch (asb/NAME) and a folder under .asb/.
@@ -33,7 +32,7 @@ func SessionName(s string) *RuleError {
 		return &RuleError{Why: "a session needs a name", Fix: fix}
 	case len(s) > MaxSessionName:
 		return &RuleError{Value: s, Why: fmt.Sprintf("is longer than %d characters (it becomes part of the VM's name)", MaxSessionName), Fix: "use a shorter name"}
-	case !sessionNameRe.MatchString(s) || s[len(s)-1] == '-':
+	case !sessionNameRe().MatchString(s) || s[len(s)-1] == '-':
 		return &RuleError{Value: s, Why: "is not a valid session name (it becomes a VM name and the git branch asb/NAME)", Fix: fix}
 	case s == ReservedSessionName:
 		return &RuleError{Value: s, Why: "is reserved: the host repository's branches workspace/BRANCH are workspace/'s, and a session's branch there is its name", Fix: "name the session otherwise"}
