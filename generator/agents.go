@@ -7,10 +7,12 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
 
 	"github.com/agents-sandbox/asb/schema"
+	"github.com/agents-sandbox/asb/templates"
 )
 
 // Agents lists the agent presets of the template tree.
@@ -38,8 +40,28 @@ func (e *UnknownAgentError) Error() string {
 	return fmt.Sprintf("--agent %q is not a known agent; choose one of: %s", e.Name, strings.Join(e.Known, ", "))
 }
 
-// LoadAgent reads and validates the manifest of one preset.
+// LoadAgent reads and validates the manifest of one preset. asb's own
+// embedded tree never changes: each of its presets is read and checked
+// once per process, and every caller gets a copy of its own.
 func LoadAgent(tree fs.FS, name string) (schema.Agent, error) {
+	if tree != fs.FS(templates.FS) {
+		return loadAgent(tree, name)
+	}
+	once, _ := ownAgents.LoadOrStore(name, sync.OnceValues(func() (schema.Agent, error) {
+		return loadAgent(templates.FS, name)
+	}))
+	a, err := once.(func() (schema.Agent, error))()
+	return a.Clone(), err
+}
+
+// ownAgents are the presets of templates.FS read so far, by name.
+var ownAgents sync.Map
+
+// agentValidator checks every manifest of the process (its Struct is safe
+// for concurrent use; nothing registers on it after NewValidator).
+var agentValidator = sync.OnceValue(schema.NewValidator)
+
+func loadAgent(tree fs.FS, name string) (schema.Agent, error) {
 	known, err := Agents(tree)
 	if err != nil {
 		return schema.Agent{}, err
@@ -57,7 +79,7 @@ func LoadAgent(tree fs.FS, name string) (schema.Agent, error) {
 	if err := dec.Decode(&a); err != nil {
 		return schema.Agent{}, fmt.Errorf("agents/%s/agent.yaml: %w", name, err)
 	}
-	if err := schema.NewValidator().Struct(&a); err != nil {
+	if err := agentValidator().Struct(&a); err != nil {
 		return schema.Agent{}, fmt.Errorf("agents/%s/agent.yaml: %w", name, schema.Explain(err, ""))
 	}
 	return a, nil

@@ -1,5 +1,10 @@
 package schema
 
+import (
+	"maps"
+	"slices"
+)
+
 // Agent is the manifest of an agent preset (templates/agents/NAME/agent.yaml).
 // Adding an agent is adding a folder with this file and its config templates.
 type Agent struct {
@@ -90,4 +95,31 @@ func (a Agent) Program() string {
 		return a.Bin
 	}
 	return a.Command[0]
+}
+
+// Clone returns a copy of a that shares no slice, map or pointer with it:
+// presets parsed once per process are handed out as clones, so that no
+// caller's change reaches another's.
+func (a Agent) Clone() Agent {
+	a.Command = slices.Clone(a.Command)
+	a.Apt = slices.Clone(a.Apt)
+	a.KeyHeaders = slices.Clone(a.KeyHeaders)
+	a.Hosts = slices.Clone(a.Hosts)
+	a.ImageCleanup = slices.Clone(a.ImageCleanup)
+	a.Env = maps.Clone(a.Env)
+	a.HostRun = slices.Clone(a.HostRun)
+	if a.HostConfig != nil {
+		hc := *a.HostConfig
+		hc.Copy = slices.Clone(hc.Copy)
+		hc.Private = maps.Clone(hc.Private)
+		hc.EnvRefFiles = slices.Clone(hc.EnvRefFiles)
+		a.HostConfig = &hc
+	}
+	if a.Serve != nil {
+		s := *a.Serve
+		s.Command = slices.Clone(s.Command)
+		s.Attach = slices.Clone(s.Attach)
+		a.Serve = &s
+	}
+	return a
 }

@@ -7,6 +7,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
 
@@ -232,7 +233,21 @@ func (c *checker) rule(file string, n *yaml.Node, field, what string, re *RuleEr
 
 // DefaultAgents are the agent presets of asb's embedded templates: the
 // config folders and guest targets CheckDir knows when not told others.
+// The embedded tree never changes, so it is read once per process; each
+// call gets its own copies.
 func DefaultAgents() []Agent {
+	shared := defaultAgents()
+	if shared == nil {
+		return nil
+	}
+	out := make([]Agent, len(shared))
+	for i, a := range shared {
+		out[i] = a.Clone()
+	}
+	return out
+}
+
+var defaultAgents = sync.OnceValue(func() []Agent {
 	entries, err := fs.ReadDir(templates.FS, "agents")
 	if err != nil {
 		return nil
@@ -249,4 +264,4 @@ func DefaultAgents() []Agent {
 		}
 	}
 	return out
-}
+})
