@@ -131,6 +131,16 @@ func (j Judge) Check(dir string) (*Verdict, error) {
 	return v, nil
 }
 
+// PolicyInForce is the policy the verdict was judged under. A cached
+// verdict holds none (the policy files' stamps held, so it is the one in
+// force now): it is loaded then.
+func (v *Verdict) PolicyInForce() (*schema.Policy, error) {
+	if v.Policy != nil || !v.Cached {
+		return v.Policy, nil
+	}
+	return v.judge.Policy()
+}
+
 // Approve records this user's approval of the folder's content and
 // answers, with the boundary it grants. A folder the policy refuses is
 // never approved.

@@ -140,12 +140,19 @@ type Approval struct {
 	Refused []string `json:"refused,omitempty"`
 }
 
+// approval is the folder's verdict as asb task would find it: the cached
+// one while nothing it was made from changed (outer.CheckTrustCached), so
+// that a look neither reads and hashes the trust set nor writes the cache.
 func approval(f *cmdutil.Factory, dir string) Approval {
-	v, err := cmdutil.Judge(f).Check(dir)
+	v, err := outer.CheckTrustCached(dir, cmdutil.Judge(f))
 	if err != nil {
 		return Approval{Why: err.Error(), Policy: []string{}}
 	}
-	a := Approval{Trusted: v.Trusted, Why: v.Why, Policy: v.Policy.Files()}
+	pol, err := v.PolicyInForce()
+	if err != nil {
+		return Approval{Why: err.Error(), Policy: []string{}}
+	}
+	a := Approval{Trusted: v.Trusted, Why: v.Why, Policy: pol.Files()}
 	if a.Policy == nil {
 		a.Policy = []string{}
 	}
