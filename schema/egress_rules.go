@@ -120,7 +120,7 @@ func (r *Rule) setName(dst *string, name string, suffix bool) error {
 		return fmt.Errorf("would take in the whole top-level domain %s (msb refuses it)", n)
 	case single && !strings.Contains(r.Entry, "="):
 		return fmt.Errorf("%q is a single label, which msb finds ambiguous (write domain=%s)", name, n)
-	case !ValidHost(n) && !(single && labelRe().MatchString(n)):
+	case !ValidHost(n) && !(single && validLabel(n)):
 		return fmt.Errorf("%q is not a domain name", name)
 	}
 	*dst = n

@@ -12,17 +12,39 @@ import (
 )
 
 var (
-	projectNameRe = lazyRegexp(`^[a-z0-9][a-z0-9-]{0,62}$`)
-	envNameRe     = lazyRegexp(`^[A-Za-z_][A-Za-z0-9_]*$`)
-	labelRe       = lazyRegexp(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
-	imageRefRe    = lazyRegexp(`^[a-z0-9]+([._/:@-][a-zA-Z0-9_.-]+)*$`)
-	versionRe     = lazyRegexp(`^[0-9A-Za-z][0-9A-Za-z.+-]{0,63}$`)
+	envNameRe  = lazyRegexp(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	imageRefRe = lazyRegexp(`^[a-z0-9]+([._/:@-][a-zA-Z0-9_.-]+)*$`)
 )
 
 // ValidProjectName reports whether s may name a project: lowercase letters,
 // digits and dashes, starting with a letter or digit, at most 63 characters.
 // The name reaches VM names, volume names and image tags, so it is strict.
-func ValidProjectName(s string) bool { return projectNameRe().MatchString(s) }
+func ValidProjectName(s string) bool { return shaped(s, 63, isLowerDigit, "-") }
+
+// validLabel reports whether s is a DNS label: lowercase letters, digits
+// and dashes, neither first nor last a dash, at most 63 characters.
+func validLabel(s string) bool { return ValidProjectName(s) && s[len(s)-1] != '-' }
+
+// shaped reports whether s is 1 to maxLen bytes, the first one that first
+// accepts, the others ones that first accepts or in more. (The rules of
+// names with a bounded length as loops: as regular expressions, such as
+// ^[a-z0-9][a-z0-9-]{0,62}$, each compiles to a program of one state per
+// repetition, which the commands that check one name paid at start-up.)
+func shaped(s string, maxLen int, first func(byte) bool, more string) bool {
+	if s == "" || len(s) > maxLen || !first(s[0]) {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		if !first(s[i]) && strings.IndexByte(more, s[i]) < 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func isLowerDigit(c byte) bool { return c >= 'a' && c <= 'z' || c >= '0' && c <= '9' }
+
+func isAlnumByte(c byte) bool { return isLowerDigit(c) || c >= 'A' && c <= 'Z' }
 
 // SanitizeName turns any folder name into a valid project name of at most
 // maxLen characters: lowercase letters and digits, every other run of
@@ -76,7 +98,7 @@ var (
 
 // ValidVersion reports whether s looks like a package version or dist-tag
 // ("1.2.3", "latest"); it never contains shell metacharacters.
-func ValidVersion(s string) bool { return versionRe().MatchString(s) }
+func ValidVersion(s string) bool { return shaped(s, 64, isAlnumByte, ".+-") }
 
 // ValidImageRef reports whether s is a plausible OCI image reference
 // ("debian:bookworm-slim", "ghcr.io/org/img@sha256:…").
@@ -95,7 +117,7 @@ func ValidHost(s string) bool {
 		return false
 	}
 	for _, l := range labels {
-		if !labelRe().MatchString(strings.ToLower(l)) {
+		if !validLabel(strings.ToLower(l)) {
 			return false
 		}
 	}

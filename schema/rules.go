@@ -70,7 +70,7 @@ func ProjectName(s string) *RuleError {
 		return &RuleError{Why: "a project needs a name", Fix: fix}
 	case len(s) > MaxProjectName:
 		return &RuleError{Value: s, Why: fmt.Sprintf("is longer than %d characters", MaxProjectName), Fix: fix}
-	case !projectNameRe().MatchString(s) || s[0] < 'a' || s[0] > 'z' || s[len(s)-1] == '-':
+	case !ValidProjectName(s) || s[0] < 'a' || s[0] > 'z' || s[len(s)-1] == '-':
 		return &RuleError{Value: s, Why: "is not a project name (it names the VMs and image, and every object of the Kubernetes export, whose API server takes only DNS labels)", Fix: fix}
 	}
 	return nil
