@@ -26,6 +26,9 @@ func startReview(o *Options, spec runner.EngineSpec) (after func()) {
 	if err := outer.ReviewBaseline(spec.Dir, session, table); err != nil {
 		fmt.Fprintf(o.IO.ErrOut, "asb: warning: the files host tools run could not be recorded for review: %v\n", err)
 	}
+	// The table (the presets' manifests, parsed) is made while the agent
+	// runs, not after it returned, when the user waits for asb to end.
+	go func() { _, _ = table() }()
 	return func() {
 		t, err := table()
 		if err == nil {
