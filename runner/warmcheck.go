@@ -54,6 +54,49 @@ func VMCheck(cmd string) string {
 	return ""
 }
 
+// DirCheck returns the path a check tests to be a folder, when the check is
+// only that, as the generated Taskfile writes vm:create's precondition:
+//
+//	[ -d PATH ]   or   test -d PATH
+//
+// with PATH a literal word. Such a check is a stat(2) (the shell's test
+// follows links too): the warm run answers it so, without a shell. Any
+// other command returns "" and runs as written.
+func DirCheck(cmd string) string {
+	f, err := syntax.NewParser().Parse(strings.NewReader(cmd), "")
+	if err != nil || len(f.Stmts) != 1 {
+		return ""
+	}
+	st := f.Stmts[0]
+	c, ok := st.Cmd.(*syntax.CallExpr)
+	if !ok || st.Negated || st.Background || st.Coprocess || len(st.Redirs) > 0 || len(c.Assigns) > 0 {
+		return ""
+	}
+	args := c.Args
+	switch {
+	case len(args) == 4 && bare(args[0], "[") && bare(args[3], "]"):
+		args = args[1:3]
+	case len(args) == 3 && bare(args[0], "test"):
+		args = args[1:]
+	default:
+		return ""
+	}
+	w, ok := words(&syntax.CallExpr{Args: args})
+	if !ok || w[0] != "-d" {
+		return ""
+	}
+	return w[1]
+}
+
+// bare reports whether w is the unquoted word s.
+func bare(w *syntax.Word, s string) bool {
+	if len(w.Parts) != 1 {
+		return false
+	}
+	l, ok := w.Parts[0].(*syntax.Lit)
+	return ok && l.Value == s
+}
+
 // msbCall matches `msb VERB VM TAIL…` with only quiet redirections
 // (to /dev/null, or 2>&1) and returns VM.
 func msbCall(st *syntax.Stmt, c *syntax.CallExpr, verb string, tail ...string) (string, bool) {

@@ -1,6 +1,11 @@
 package runner
 
-import "testing"
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+)
 
 // TestVMCheck: the generated Taskfile's two checks of the VM are known by
 // their shape, and nothing else is: a negated check, another verb, a
@@ -29,6 +34,56 @@ func TestVMCheck(t *testing.T) {
 	} {
 		if got := VMCheck(cmd); got != want {
 			t.Errorf("VMCheck(%q) = %q, want %q", cmd, got, want)
+		}
+	}
+}
+
+// TestDirCheck: vm:create's precondition is known by its shape, and
+// nothing else is.
+func TestDirCheck(t *testing.T) {
+	for cmd, want := range map[string]string{
+		`[ -d ./workspace ]`:           "./workspace",
+		`[ -d 'my dir' ]`:              "my dir",
+		`test -d ./workspace`:          "./workspace",
+		`[ ! -d ./workspace ]`:         "",
+		`! [ -d ./workspace ]`:         "",
+		`[ -f ./workspace ]`:           "",
+		`[ -d $WS ]`:                   "",
+		`[ -d ./a ] && [ -d ./b ]`:     "",
+		`[ -d ./workspace ] >/tmp/x`:   "",
+		`X=1 [ -d ./workspace ]`:       "",
+		`[ -d ./workspace ]; rm -rf /`: "",
+		`[ -d "" ]`:                    "",
+		`[ -d ]`:                       "",
+		`test -d`:                      "",
+		`[[ -d ./workspace ]]`:         "",
+	} {
+		if got := DirCheck(cmd); got != want {
+			t.Errorf("DirCheck(%q) = %q, want %q", cmd, got, want)
+		}
+	}
+}
+
+// TestChecksHoldDirByStat: a folder precondition is answered by a stat,
+// as the shell's test answers it (a link to a folder is one; a file, a
+// missing name or a dangling link is not), and a failed one fails the run.
+func TestChecksHoldDirByStat(t *testing.T) {
+	dir := t.TempDir()
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.Mkdir(filepath.Join(dir, "workspace"), 0o755))
+	must(os.WriteFile(filepath.Join(dir, "file"), nil, 0o644))
+	must(os.Symlink("workspace", filepath.Join(dir, "link")))
+	must(os.Symlink("gone", filepath.Join(dir, "dangling")))
+	for name, want := range map[string]bool{"./workspace": true, "link": true, dir + "/workspace": true,
+		"file": false, "missing": false, "dangling": false} {
+		checks := []WarmStep{{Task: "vm:create", Kind: "precondition", Cmd: "[ -d " + name + " ]", Dir: dir}}
+		if got := checksHold(context.Background(), checks, MSB{}); got != want {
+			t.Errorf("[ -d %s ]: %v, want %v", name, got, want)
 		}
 	}
 }

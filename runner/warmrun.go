@@ -246,6 +246,15 @@ func checksHold(ctx context.Context, checks []WarmStep, msb MSB) bool {
 		if c.Kind == "uptodate" || c.VM != "" && msb.IsRunning(c.VM) {
 			continue // a line to print; a check the running VM passes
 		}
+		if p := DirCheck(c.Cmd); p != "" {
+			if !filepath.IsAbs(p) {
+				p = filepath.Join(c.Dir, p)
+			}
+			if !isDir(p) {
+				return false
+			}
+			continue // a stat answers it, as the shell's test would
+		}
 		wg.Go(func() {
 			if runStep(ctx, c, nil, nil, nil) != nil {
 				failed <- struct{}{}
@@ -255,6 +264,11 @@ func checksHold(ctx context.Context, checks []WarmStep, msb MSB) bool {
 	}
 	wg.Wait()
 	return len(failed) == 0
+}
+
+func isDir(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
 }
 
 // plainArgv returns the words of cmd when it is a single simple command of
