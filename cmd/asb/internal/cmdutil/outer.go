@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -11,6 +12,7 @@ import (
 	"github.com/agents-sandbox/asb/generator"
 	"github.com/agents-sandbox/asb/outer"
 	"github.com/agents-sandbox/asb/schema"
+	"github.com/agents-sandbox/asb/templates"
 )
 
 // AddDirFlag adds -d/--dir, the outer folder, to cmd and its subcommands.
@@ -38,10 +40,17 @@ func OpenFolder(f *Factory, dirFlag string) (*outer.Folder, error) {
 	return outer.Open(dir, outer.Options{Getenv: f.Getenv, Agents: Agents(f)})
 }
 
-// Agents returns the agent presets of the factory's templates.
+// Agents returns the agent presets of the factory's templates. asb's own
+// embedded presets are the ones schema reads once per process (every one
+// of them is checked in full by the tests, TestOwnAgentsAreTheCheckedOnes):
+// the full check of all of them cost each command that opens a folder
+// more than the rest of its reading.
 func Agents(f *Factory) []schema.Agent {
 	if f.Templates == nil {
 		return nil
+	}
+	if f.Templates == fs.FS(templates.FS) {
+		return schema.DefaultAgents()
 	}
 	names, err := generator.Agents(f.Templates)
 	if err != nil {
