@@ -9,8 +9,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-
-	"github.com/dustin/go-humanize"
 )
 
 // BuilderImage is one image in the builder's store (docker or podman).
@@ -125,13 +123,42 @@ func dockerImages(ctx context.Context, argv []string) ([]BuilderImage, int64, er
 	if err != nil {
 		return nil, 0, err
 	}
-	var cache uint64
+	var cache int64
 	for line := range strings.SplitSeq(string(out), "\n") {
 		if size, ok := strings.CutPrefix(line, "Build Cache\t"); ok {
-			if cache, err = humanize.ParseBytes(strings.TrimSpace(size)); err != nil {
+			if cache, err = dockerSize(strings.TrimSpace(size)); err != nil {
 				return nil, 0, fmt.Errorf("docker system df: build cache %q: %w", size, err)
 			}
 		}
 	}
-	return named, int64(cache), nil
+	return named, cache, nil
+}
+
+// sizeUnits are the units of a size docker prints: go-units' decimal ones
+// (HumanSize: 0B, 512kB, 1.23GB), and binary ones (1.5GiB) too.
+var sizeUnits = map[string]float64{
+	"": 1, "b": 1,
+	"k": 1e3, "kb": 1e3, "ki": 1 << 10, "kib": 1 << 10,
+	"m": 1e6, "mb": 1e6, "mi": 1 << 20, "mib": 1 << 20,
+	"g": 1e9, "gb": 1e9, "gi": 1 << 30, "gib": 1 << 30,
+	"t": 1e12, "tb": 1e12, "ti": 1 << 40, "tib": 1 << 40,
+	"p": 1e15, "pb": 1e15, "pi": 1 << 50, "pib": 1 << 50,
+}
+
+// dockerSize reads a size docker prints as bytes. (A few lines here, not
+// go-humanize, whose package initialisation every asb command paid.)
+func dockerSize(s string) (int64, error) {
+	end := strings.LastIndexAny(s, "0123456789.") + 1
+	num, unit := s[:end], strings.ToLower(strings.TrimSpace(s[end:]))
+	f, err := strconv.ParseFloat(num, 64)
+	mult, ok := sizeUnits[unit]
+	switch {
+	case err != nil || num == "" || strings.ContainsAny(num, "eE+-"):
+		return 0, fmt.Errorf("not a size: %q", s)
+	case !ok:
+		return 0, fmt.Errorf("unknown unit %q in %q", unit, s)
+	case f*mult >= 1<<63:
+		return 0, fmt.Errorf("too large: %q", s)
+	}
+	return int64(f * mult), nil
 }
