@@ -62,7 +62,7 @@ test-images: tools
 test-boot: tools
 	$(REAL_TEST) -run 'TestRealBoot([^R]|R[^e]|Re[^a]|Rea[^l])'
 test-net: tools
-	$(REAL_TEST) -run 'TestRealNet(EgressAgreesWithCheck|Promises|Learn|SecretSubstitution)'
+	$(REAL_TEST) -run 'TestRealNet(EgressAgreesWithCheck|Promises|Learn|Secret)'
 test-agent: tools
 	$(REAL_TEST) -run 'TestReal(BootRealImage|NetAgent)'
 
