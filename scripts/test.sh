@@ -13,43 +13,55 @@ start=$(date +%s)
 # The CPU time of the whole run (every test process, the guests' QEMU
 # included) says what it costs whatever else the machine runs.
 TIMEFORMAT='%U %S'
-# kubetest/ is a module of its own (a real Kubernetes control plane, kept
-# out of asb's module): it runs beside the module's tests (about a minute,
-# most of it linking), into a log of its own appended to the full log. A
-# run of some tests (make test-boot, …: a -run pattern) leaves it out.
-klog="$log.kubetest"
-# The nested guest's sessions (TestRealBoot…, TestRealNet…: one guest at a
-# time, about 14 minutes of a 2-core machine) are the longest chain of the
-# run: they start first, in a go test of their own, and everything else
-# fills the cores beside them at a lower priority, so that the chain is
-# never the one kept waiting. Where the run may (as root, which the nested
-# boot needs anyway) the guests' priority is raised (nice -10) and the rest
-# keeps the usual one; else the rest is lowered (nice 10). Lowering the rest
-# starved it beside other work on the machine: with a busy loop on each core
-# at the usual priority, the rest got 8 % of the CPU (CI run 13). A run of
-# some tests (a -run pattern: make test-boot, …) is one go test as asked.
-glog="$log.guest"
+# The nested guest's sessions (TestRealBoot…, TestRealNet…) are the
+# longest chain of the run. They run in two lanes, each a go test of its
+# own with its own guest: the real image's session (the real OpenCode end
+# to end, about 9 minutes) in one, the main session then the network
+# lab's (about 4 and 3) in the other. One lane of all three left a core
+# idle for the run's last 4 minutes (CI runs 14 and 17: the rest ended at
+# 755 s, the guests' chain at 974 s), which two lanes fill. The lanes start
+# first and everything else fills the cores beside them at a lower
+# priority, so that the chain is never the one kept waiting. Where the run
+# may (as root, which the nested boot needs anyway) the guests' priority is
+# raised (nice -10) and the rest keeps the usual one; else the rest is
+# lowered (nice 10). Lowering the rest starved it beside other work on the
+# machine: with a busy loop on each core at the usual priority, the rest got
+# 8 % of the CPU (CI run 13). A run of some tests (a -run pattern: make
+# test-boot, …) is one go test as asked. kubetest/ is a module of its own
+# (a real Kubernetes control plane, kept out of asb's module): it runs
+# beside the module's tests (about a minute, most of it linking); a run of
+# some tests leaves it out. Each lane's log is appended to the full log.
 guest_tests='^TestReal(Boot|Net)'
-kpid= gpid= guest=() others=()
+agent_tests='^TestReal(BootRealImage|NetAgent)'
+parts=() guest=() others=()
+# lane LOG ARGS…: a go test in the background, its output, exit status and
+# CPU time in LOG, LOG.rc and LOG.cpu; its pid joins parts.
+lane() {
+	local plog=$1
+	shift
+	( { time "$@" >"$plog" 2>&1; echo "$?" >"$plog.rc"; } 2>"$plog.cpu" ) &
+	parts+=("$plog:$!")
+}
 if [ $# -eq 0 ]; then
 if nice -n -10 true 2>/dev/null; then guest=(nice -n -10); else others=(nice -n 10); fi
-( { time "${guest[@]}" go test -count=1 -timeout 60m -v -run "$guest_tests" ./e2e >"$glog" 2>&1; echo "$?" >"$glog.rc"; } 2>"$glog.cpu" ) &
-gpid=$!
-( { time (cd kubetest && "${others[@]}" go test -count=1 -timeout 20m -v ./...) >"$klog" 2>&1; echo "$?" >"$klog.rc"; } 2>"$klog.cpu" ) &
-kpid=$!
+lane "$log.agent" "${guest[@]}" go test -count=1 -timeout 60m -v -run "$agent_tests" ./e2e
+lane "$log.guest" "${guest[@]}" go test -count=1 -timeout 60m -v -run "$guest_tests" -skip "$agent_tests" ./e2e
+lane "$log.kubetest" sh -c 'cd kubetest && exec "$@" go test -count=1 -timeout 20m -v ./...' sh "${others[@]}"
 set -- -skip "$guest_tests"
 fi
 cpu=$( { time "${others[@]}" go test -count=1 -timeout 60m -v "$@" ./... >"$log" 2>&1; echo "rc=$?" >"$log.rc"; } 2>&1 )
 rc=$(sed 's/rc=//' "$log.rc")
 rm -f "$log.rc"
+read -r cpu_user cpu_sys <<<"$cpu"
+echo "== the module's tests: CPU ${cpu_user}s user, ${cpu_sys}s system"
 ku=0 ks=0
-for part in "$glog:$gpid" "$klog:$kpid"; do
+for part in "${parts[@]}"; do
 	plog=${part%:*} ppid=${part##*:}
-	[ -n "$ppid" ] || continue
 	wait "$ppid"
 	cat "$plog" >>"$log"
 	[ "$(cat "$plog.rc" 2>/dev/null)" = 0 ] || rc=1
 	read -r pu ps <"$plog.cpu"
+	echo "== ${plog##*.}: CPU ${pu:-?}s user, ${ps:-?}s system"
 	read -r ku ks < <(awk -v a="$ku" -v b="$ks" -v c="${pu:-0}" -v d="${ps:-0}" 'BEGIN { printf "%.1f %.1f\n", a + c, b + d }')
 	rm -f "$plog" "$plog.rc" "$plog.cpu"
 done
@@ -82,7 +94,6 @@ grep -E '^(ok|FAIL|panic:)\s' "$log" || true
 pass=$(grep -cE -- '^\s*--- PASS' "$log")
 fail=$(grep -cE -- '^\s*--- FAIL' "$log")
 skip=$(grep -cE -- '^\s*--- SKIP' "$log")
-read -r cpu_user cpu_sys <<<"$cpu"
 read -r cpu_user cpu_sys < <(awk -v a="$cpu_user" -v b="$cpu_sys" -v c="${ku:-0}" -v d="${ks:-0}" 'BEGIN { printf "%.1f %.1f\n", a + c, b + d }')
 echo "== $(( $(date +%s) - start ))s (CPU: ${cpu_user}s user, ${cpu_sys}s system; load now: $(cut -d' ' -f1-3 /proc/loadavg)); full log: $log; guest consoles: $ASB_TEST_ARTIFACTS"
 echo "tests: $pass passed, $fail failed, $skip skipped"
