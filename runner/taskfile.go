@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/agents-sandbox/asb/schema"
@@ -26,13 +25,24 @@ type Taskfile struct {
 
 // ReadTaskfile parses dir/Taskfile.yml.
 func ReadTaskfile(dir string) (*Taskfile, error) {
+	raw, err := readTaskfileRaw(dir)
+	if err != nil {
+		return nil, err
+	}
+	return parseTaskfile(raw)
+}
+
+// readTaskfileRaw reads dir/Taskfile.yml's bytes.
+func readTaskfileRaw(dir string) ([]byte, error) {
 	raw, err := schema.ReadFile(filepath.Join(dir, TaskfileName))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("no %s in %s: run asb task inside an outer folder made by asb init (or pass --dir)", TaskfileName, dir)
 	}
-	if err != nil {
-		return nil, err
-	}
+	return raw, err
+}
+
+// parseTaskfile parses a Taskfile's bytes with go-task's parser.
+func parseTaskfile(raw []byte) (*Taskfile, error) {
 	var tf ast.Taskfile
 	if err := yaml.Unmarshal(raw, &tf); err != nil {
 		return nil, fmt.Errorf("read %s: %w", TaskfileName, err)
@@ -85,17 +95,7 @@ func (e *UnknownTaskError) Error() string {
 // with included Taskfiles it checks nothing (their tasks are the engine's
 // to know).
 func (t *Taskfile) Check(names ...string) error {
-	if t.ast.Includes != nil && t.ast.Includes.Len() > 0 {
-		return nil
-	}
-	known := t.Names()
-	sorted := slices.Sorted(slices.Values(known))
-	for _, n := range names {
-		if !slices.Contains(known, n) {
-			return &UnknownTaskError{Name: n, Known: sorted}
-		}
-	}
-	return nil
+	return t.Facts().Check(names...)
 }
 
 // TaskFailedError is a task whose command failed; Code is its exit code.

@@ -110,7 +110,8 @@ func Run(ctx context.Context, o *Options) error {
 			return err
 		}
 	}
-	tf, err := runner.ReadTaskfile(dir)
+	// Unchanged bytes: from their record, no parse (runner/taskfilefacts.go).
+	tf, err := runner.ReadTaskfileFacts(dir, spec.Warmable())
 	if err != nil {
 		// The engine reads it with go-task, which says where it is broken.
 		return o.Engine(ctx, spec, o.IO)
@@ -182,13 +183,13 @@ func runWarm(ctx context.Context, o *Options, spec runner.EngineSpec) error {
 
 // identify returns the vars asb sets over the Taskfile's: this clone's
 // names, the builder and asb's own path.
-func identify(ctx context.Context, o *Options, dir string, tf *runner.Taskfile) (map[string]string, error) {
+func identify(ctx context.Context, o *Options, dir string, tf runner.TaskfileFacts) (map[string]string, error) {
 	if o.Session != "" {
 		if _, err := outer.FindSession(dir, o.Session); err != nil {
 			return nil, err // before anything is looked up or recorded
 		}
 	}
-	agent := tf.StaticVar("AGENT")
+	agent := tf.Agent
 	if agent == "" {
 		return nil, fmt.Errorf("%s/Taskfile.yml sets no AGENT var: is it a Taskfile made by asb init?", dir)
 	}

@@ -344,3 +344,48 @@ func TestIncludedTaskfiles(t *testing.T) {
 		t.Errorf("an unknown included task: exit %d\n%s", code, errOut)
 	}
 }
+
+// TestWarmChangedTaskfileIsRead: the warm path takes the Taskfile's AGENT
+// var and task names from their record (runner.ReadTaskfileFacts) only
+// while the Taskfile is byte for byte the one they were read from. A
+// Taskfile edited after a warm run (and approved) is read again: a task it
+// no longer has and an AGENT it now sets wrong are refused by asb itself,
+// before the engine runs, as on a cold run.
+func TestWarmChangedTaskfileIsRead(t *testing.T) {
+	s := newSandbox(t, generator.DefaultOptions("opencode", "demo"))
+	s.viaEngine(t, "cold", "task", "agent")
+	s.warm(t, "task", "agent")
+	if _, err := os.Stat(filepath.Join(s.dir, runner.TaskfileFactsPath)); err != nil {
+		t.Fatalf("no record of the Taskfile's facts: %v", err)
+	}
+	p := filepath.Join(s.dir, "Taskfile.yml")
+	orig, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ name, old, new, want string }{
+		{"task renamed", "\n  agent:\n", "\n  agent-renamed:\n", `no task "agent" in Taskfile.yml`},
+		{"AGENT changed", "\n  AGENT: \"opencode\"\n", "\n  AGENT: \"Not_A_Name\"\n", `"Not_A_Name", is not a valid agent name`},
+	} {
+		edited := strings.Replace(string(orig), c.old, c.new, 1)
+		if edited == string(orig) {
+			t.Fatalf("%s: the Taskfile has no %q", c.name, c.old)
+		}
+		if err := os.WriteFile(p, []byte(edited), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		s.approve()
+		stderr, code, ran := s.countingRun("task", "agent")
+		if code == 0 || ran || !strings.Contains(stderr, c.want) {
+			t.Errorf("%s: exit %d, engine ran %v, want asb's own %q:\n%s", c.name, code, ran, c.want, stderr)
+		}
+	}
+	if err := os.WriteFile(p, orig, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s.approve()
+	s.viaEngine(t, "the Taskfile as it was, approved again", "task", "agent")
+	if got := s.warm(t, "task", "agent"); !slices.Equal(got, []string{"msb exec"}) {
+		t.Errorf("the Taskfile as it was: warm again, it invoked %q", got)
+	}
+}
