@@ -41,8 +41,9 @@ const WarmDir = ".asb/warm"
 
 // WarmVersion is the record format; a record of another version is ignored.
 // 2: checks a running VM passes name it (WarmStep.VM); runs with arguments
-// after -- are recorded (WarmKey.Args, warmargs.go).
-const WarmVersion = 2
+// after -- are recorded (WarmKey.Args, warmargs.go). 3: a check that only
+// tests for a folder names it (WarmStep.IsDir).
+const WarmVersion = 3
 
 // WarmKey is what a run is: the same key, the same compiled commands.
 type WarmKey struct {
@@ -88,6 +89,9 @@ type WarmStep struct {
 	// (VMCheck): the warm run takes msb's lifecycle lock of that VM as its
 	// answer, and runs the check only when the lock does not say.
 	VM string `json:"vm,omitempty"`
+	// IsDir is the path a check only tests to be a folder (DirCheck), as
+	// written: the warm run answers it with a stat, and parses no shell.
+	IsDir string `json:"is_dir,omitempty"`
 }
 
 // FileStamp identifies a file's content without reading it.

@@ -81,9 +81,57 @@ func TestChecksHoldDirByStat(t *testing.T) {
 	must(os.Symlink("gone", filepath.Join(dir, "dangling")))
 	for name, want := range map[string]bool{"./workspace": true, "link": true, dir + "/workspace": true,
 		"file": false, "missing": false, "dangling": false} {
-		checks := []WarmStep{{Task: "vm:create", Kind: "precondition", Cmd: "[ -d " + name + " ]", Dir: dir}}
+		checks := []WarmStep{{Task: "vm:create", Kind: "precondition", Cmd: "[ -d " + name + " ]", Dir: dir, IsDir: name}}
 		if got := checksHold(context.Background(), checks, MSB{}); got != want {
 			t.Errorf("[ -d %s ]: %v, want %v", name, got, want)
+		}
+	}
+}
+
+// TestChecksHoldDirFromTheRecord: whether a check is a test for a folder
+// is the record's to say (judged once, when it was made): the warm run
+// stats the path it names and parses no shell; a check the record does not
+// mark runs as written. (The commands here contradict the marks, so that
+// which one decided shows.)
+func TestChecksHoldDirFromTheRecord(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "workspace"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	marked := []WarmStep{{Task: "vm:create", Kind: "precondition", Cmd: "exit 1", Dir: dir, IsDir: "./workspace"}}
+	if !checksHold(context.Background(), marked, MSB{}) {
+		t.Error("a check marked as a test for ./workspace failed: its command ran instead of a stat")
+	}
+	unmarked := []WarmStep{{Task: "vm:create", Kind: "precondition", Cmd: "[ -d ./missing ]", Dir: dir}}
+	if checksHold(context.Background(), unmarked, MSB{}) {
+		t.Error("an unmarked [ -d ./missing ] passed")
+	}
+}
+
+// TestDirCheckWithArgs: a folder check that holds the run's arguments is
+// judged on the check they make (marks filled in), not on the marks.
+func TestDirCheckWithArgs(t *testing.T) {
+	r := &WarmRecord{Checks: []WarmStep{
+		{Kind: "precondition", Cmd: "[ -d " + ArgsMark + " ]", IsDir: ArgsMark},
+		{Kind: "precondition", Cmd: "[ -d " + ArgsMarkQ + " ]", IsDir: ArgsMarkQ},
+		{Kind: "precondition", Cmd: "[ -d ./workspace ] && echo " + ArgsMark},
+	}}
+	for _, c := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"./ws"}, []string{"./ws", "./ws", ""}},
+		{[]string{"my dir"}, []string{"my dir", "'my dir'", ""}},
+		{[]string{"a", "b"}, []string{"", "a b", ""}},
+	} {
+		w, err := r.WithArgs(c.args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, s := range w.Checks {
+			if s.IsDir != c.want[i] {
+				t.Errorf("%q: check %d (%s): IsDir %q, want %q", c.args, i, s.Cmd, s.IsDir, c.want[i])
+			}
 		}
 	}
 }

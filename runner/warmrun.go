@@ -236,7 +236,8 @@ func stepEnv(s WarmStep) []string {
 // checksHold runs the checks (status commands and preconditions) at once,
 // as go-task runs a task's dependencies, and reports whether all passed. A
 // check of a VM that msb's lock shows running passes without a process
-// (VMCheck).
+// (VMCheck), and one the record marks as a test for a folder is a stat
+// (DirCheck, judged when the record was made).
 func checksHold(ctx context.Context, checks []WarmStep, msb MSB) bool {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -246,7 +247,7 @@ func checksHold(ctx context.Context, checks []WarmStep, msb MSB) bool {
 		if c.Kind == "uptodate" || c.VM != "" && msb.IsRunning(c.VM) {
 			continue // a line to print; a check the running VM passes
 		}
-		if p := DirCheck(c.Cmd); p != "" {
+		if p := c.IsDir; p != "" {
 			if !filepath.IsAbs(p) {
 				p = filepath.Join(c.Dir, p)
 			}
