@@ -1,13 +1,11 @@
 package generator
 
 import (
-	"bytes"
 	"fmt"
 	"io/fs"
 	"path"
 	"slices"
 	"strings"
-	"sync"
 
 	"go.yaml.in/yaml/v3"
 
@@ -41,25 +39,18 @@ func (e *UnknownAgentError) Error() string {
 }
 
 // LoadAgent reads and validates the manifest of one preset. asb's own
-// embedded tree never changes: each of its presets is read and checked
-// once per process, and every caller gets a copy of its own.
+// embedded tree never changes: its presets are read and checked once per
+// process (schema.OwnAgent), and every caller gets a copy of its own.
 func LoadAgent(tree fs.FS, name string) (schema.Agent, error) {
 	if tree != fs.FS(templates.FS) {
 		return loadAgent(tree, name)
 	}
-	once, _ := ownAgents.LoadOrStore(name, sync.OnceValues(func() (schema.Agent, error) {
-		return loadAgent(templates.FS, name)
-	}))
-	a, err := once.(func() (schema.Agent, error))()
-	return a.Clone(), err
+	a, found, err := schema.OwnAgent(name)
+	if !found {
+		return schema.Agent{}, &UnknownAgentError{Name: name, Known: schema.OwnAgentNames()}
+	}
+	return a, err
 }
-
-// ownAgents are the presets of templates.FS read so far, by name.
-var ownAgents sync.Map
-
-// agentValidator checks every manifest of the process (its Struct is safe
-// for concurrent use; nothing registers on it after NewValidator).
-var agentValidator = sync.OnceValue(schema.NewValidator)
 
 func loadAgent(tree fs.FS, name string) (schema.Agent, error) {
 	known, err := Agents(tree)
@@ -73,32 +64,23 @@ func loadAgent(tree fs.FS, name string) (schema.Agent, error) {
 	if err != nil {
 		return schema.Agent{}, fmt.Errorf("agent %s: %w", name, err)
 	}
-	var a schema.Agent
-	dec := yaml.NewDecoder(bytes.NewReader(raw))
-	dec.KnownFields(true)
-	if err := dec.Decode(&a); err != nil {
-		return schema.Agent{}, fmt.Errorf("agents/%s/agent.yaml: %w", name, err)
-	}
-	if err := agentValidator().Struct(&a); err != nil {
-		return schema.Agent{}, fmt.Errorf("agents/%s/agent.yaml: %w", name, schema.Explain(err, ""))
-	}
-	return a, nil
+	return schema.DecodeAgent(name, raw)
 }
 
 // HostRunTable is the table of project files that host tools run or obey
 // (schema.HostRun): the base part and every preset's host_run, once per
-// path. It reads only that key of each manifest (the review after an
-// agent run reads it; LoadAgent checks the whole manifest).
+// path. For asb's own tree it is made once per process from the presets'
+// one parse (schema.OwnHostRunTable); for another tree it reads only that
+// key of each manifest (LoadAgent checks the whole manifest).
 func HostRunTable(tree fs.FS) (schema.HostRunTable, error) {
+	if tree == fs.FS(templates.FS) {
+		return schema.OwnHostRunTable()
+	}
 	names, err := Agents(tree)
 	if err != nil {
 		return nil, err
 	}
-	table := append(schema.HostRunTable(nil), schema.BaseHostRun...)
-	seen := map[string]bool{}
-	for _, e := range table {
-		seen[e.Path] = true
-	}
+	var each [][]schema.HostRun
 	for _, name := range names {
 		raw, err := fs.ReadFile(tree, path.Join("agents", name, "agent.yaml"))
 		if err != nil {
@@ -110,12 +92,7 @@ func HostRunTable(tree fs.FS) (schema.HostRunTable, error) {
 		if err := yaml.Unmarshal(raw, &m); err != nil {
 			return nil, fmt.Errorf("agents/%s/agent.yaml: %w", name, err)
 		}
-		for _, e := range m.HostRun {
-			if !seen[e.Path] {
-				seen[e.Path] = true
-				table = append(table, e)
-			}
-		}
+		each = append(each, m.HostRun)
 	}
-	return table, nil
+	return schema.NewHostRunTable(each...), nil
 }

@@ -1,6 +1,8 @@
 package generator
 
 import (
+	"io/fs"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -41,5 +43,43 @@ func TestHostRunTableHasEveryPreset(t *testing.T) {
 		if _, ok := table.Match(want, false); !ok {
 			t.Errorf("the table does not hold %s", want)
 		}
+	}
+}
+
+// TestOwnHostRunTableFromThePresets: for asb's own tree the table is made
+// from the presets' one parse (the one LoadAgent and schema.DefaultAgents
+// give), once per process: a call after the first allocates only its copy,
+// where reading the manifests again took thousands; it is the table the
+// reading of each manifest's host_run gives for the same files (another
+// tree's way, kept), and a caller's change to its copy reaches no other.
+func TestOwnHostRunTableFromThePresets(t *testing.T) {
+	own, err := HostRunTable(templates.FS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub, err := fs.Sub(templates.FS, ".") // the same files, not asb's own tree
+	if err != nil {
+		t.Fatal(err)
+	}
+	read, err := HostRunTable(sub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(own, read) || len(own) <= len(schema.BaseHostRun) {
+		t.Errorf("asb's own table\n%v\nthe manifests read one by one\n%v", own, read)
+	}
+	var each [][]schema.HostRun
+	for _, a := range schema.DefaultAgents() {
+		each = append(each, a.HostRun)
+	}
+	if want := schema.NewHostRunTable(each...); !reflect.DeepEqual(own, want) {
+		t.Errorf("asb's own table is not the presets':\n%v\n%v", own, want)
+	}
+	if n := testing.AllocsPerRun(20, func() { _, _ = HostRunTable(templates.FS) }); n > 1 {
+		t.Errorf("HostRunTable of asb's own tree allocates %v times a call, want its one copy", n)
+	}
+	own[0].Path = "changed"
+	if again, _ := HostRunTable(templates.FS); again[0].Path == "changed" {
+		t.Error("a caller's change reached the next caller")
 	}
 }

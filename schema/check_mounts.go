@@ -2,16 +2,12 @@ package schema
 
 import (
 	"fmt"
-	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
 	"strings"
-	"sync"
 
 	"go.yaml.in/yaml/v3"
-
-	"github.com/agents-sandbox/asb/templates"
 )
 
 // bindSeen is a bind mount already judged, for the checks between mounts.
@@ -230,38 +226,3 @@ func (c *checker) checkShadowedReadonly(binds []bindSeen) {
 func (c *checker) rule(file string, n *yaml.Node, field, what string, re *RuleError) {
 	c.at(file, n, SeverityError, field, re.Fix, "%s %q %s", what, re.Value, re.Why)
 }
-
-// DefaultAgents are the agent presets of asb's embedded templates: the
-// config folders and guest targets CheckDir knows when not told others.
-// The embedded tree never changes, so it is read once per process; each
-// call gets its own copies.
-func DefaultAgents() []Agent {
-	shared := defaultAgents()
-	if shared == nil {
-		return nil
-	}
-	out := make([]Agent, len(shared))
-	for i, a := range shared {
-		out[i] = a.Clone()
-	}
-	return out
-}
-
-var defaultAgents = sync.OnceValue(func() []Agent {
-	entries, err := fs.ReadDir(templates.FS, "agents")
-	if err != nil {
-		return nil
-	}
-	var out []Agent
-	for _, e := range entries {
-		raw, err := fs.ReadFile(templates.FS, path.Join("agents", e.Name(), "agent.yaml"))
-		if err != nil {
-			continue
-		}
-		var a Agent
-		if yaml.Unmarshal(raw, &a) == nil && a.ConfigDir != "" {
-			out = append(out, a)
-		}
-	}
-	return out
-})

@@ -51,6 +51,25 @@ var BaseHostRun = []HostRun{
 // HostRunTable is the whole table: the base part and every preset's.
 type HostRunTable []HostRun
 
+// NewHostRunTable is the table of BaseHostRun and each preset's host_run,
+// in that order, each path once (its first entry).
+func NewHostRunTable(presets ...[]HostRun) HostRunTable {
+	table := append(HostRunTable(nil), BaseHostRun...)
+	seen := map[string]bool{}
+	for _, e := range table {
+		seen[e.Path] = true
+	}
+	for _, p := range presets {
+		for _, e := range p {
+			if !seen[e.Path] {
+				seen[e.Path] = true
+				table = append(table, e)
+			}
+		}
+	}
+	return table
+}
+
 // Match returns the entry that path (slash-separated, relative to the
 // project's top) falls under: the entry itself or, for a folder, anything
 // under it; at the top only (anywhere false), or at any depth (a

@@ -1,0 +1,116 @@
+package schema
+
+import (
+	"bytes"
+	"fmt"
+	"io/fs"
+	"path"
+	"slices"
+	"sync"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/agents-sandbox/asb/templates"
+)
+
+// asb's own presets (templates/agents/NAME/agent.yaml, embedded) never
+// change within a process, so they are read and checked once, by
+// ownAgents, and that one parse serves every caller: the presets CheckDir
+// knows (DefaultAgents), generator.LoadAgent of the embedded tree, and the
+// table of files host tools run (OwnHostRunTable). Each caller gets copies.
+
+// DecodeAgent reads the manifest of preset name: every key known, every
+// value checked.
+func DecodeAgent(name string, raw []byte) (Agent, error) {
+	var a Agent
+	dec := yaml.NewDecoder(bytes.NewReader(raw))
+	dec.KnownFields(true)
+	if err := dec.Decode(&a); err != nil {
+		return Agent{}, fmt.Errorf("agents/%s/agent.yaml: %w", name, err)
+	}
+	if err := agentValidator().Struct(&a); err != nil {
+		return Agent{}, fmt.Errorf("agents/%s/agent.yaml: %w", name, Explain(err, ""))
+	}
+	return a, nil
+}
+
+// agentValidator checks every manifest of the process (its Struct is safe
+// for concurrent use; nothing registers on it after NewValidator).
+var agentValidator = sync.OnceValue(NewValidator)
+
+// ownAgent is one embedded preset as DecodeAgent read it.
+type ownAgent struct {
+	name  string
+	agent Agent
+	err   error
+}
+
+var ownAgents = sync.OnceValue(func() []ownAgent {
+	entries, _ := fs.ReadDir(templates.FS, "agents")
+	var out []ownAgent
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		o := ownAgent{name: e.Name()}
+		raw, err := fs.ReadFile(templates.FS, path.Join("agents", e.Name(), "agent.yaml"))
+		if err != nil {
+			o.err = fmt.Errorf("agent %s: %w", e.Name(), err)
+		} else {
+			o.agent, o.err = DecodeAgent(e.Name(), raw)
+		}
+		out = append(out, o)
+	}
+	return out
+})
+
+// OwnAgentNames lists asb's own presets.
+func OwnAgentNames() []string {
+	var names []string
+	for _, o := range ownAgents() {
+		names = append(names, o.name)
+	}
+	return names
+}
+
+// OwnAgent returns a copy of asb's own preset name as DecodeAgent read it;
+// found is false when there is no such preset.
+func OwnAgent(name string) (a Agent, found bool, err error) {
+	i := slices.IndexFunc(ownAgents(), func(o ownAgent) bool { return o.name == name })
+	if i < 0 {
+		return Agent{}, false, nil
+	}
+	o := ownAgents()[i]
+	return o.agent.Clone(), true, o.err
+}
+
+// DefaultAgents are the agent presets of asb's embedded templates: the
+// config folders and guest targets CheckDir knows when not told others.
+// Each call gets its own copies.
+func DefaultAgents() []Agent {
+	var out []Agent
+	for _, o := range ownAgents() {
+		if o.err == nil {
+			out = append(out, o.agent.Clone())
+		}
+	}
+	return out
+}
+
+// OwnHostRunTable is the table of files host tools run (NewHostRunTable)
+// of asb's own presets, a copy each call.
+func OwnHostRunTable() (HostRunTable, error) {
+	t, err := ownHostRunTable()
+	return slices.Clone(t), err
+}
+
+var ownHostRunTable = sync.OnceValues(func() (HostRunTable, error) {
+	var each [][]HostRun
+	for _, o := range ownAgents() {
+		if o.err != nil {
+			return nil, o.err
+		}
+		each = append(each, o.agent.HostRun)
+	}
+	return NewHostRunTable(each...), nil
+})
