@@ -154,11 +154,22 @@ func machinesPS(vm string) ([]int, error) {
 // grace) — msb's own stop and remove wait for a spinning boot to end, which
 // takes minutes on a host without CPU virtualization — and with remove it
 // removes the VM record as well. A VM that is running, stopped or absent is
-// left alone. It says what it did on w.
-func (m MSB) ReapBoot(ctx context.Context, vm string, remove bool, grace time.Duration, w io.Writer) error {
+// left alone, unless unfinished: then vm is what this run's msb create
+// made, and a record that is not Running is what a create that failed or
+// was interrupted left (msb records it Stopped), which remove removes too
+// (else the Taskfile's status, msb inspect, would take it for made). It
+// says what it did on w.
+func (m MSB) ReapBoot(ctx context.Context, vm string, remove, unfinished bool, grace time.Duration, w io.Writer) error {
 	status, err := m.Status(ctx, vm)
 	if errors.Is(err, exec.ErrNotFound) {
 		return nil // no msb, no boot: the run says msb is missing where it needs it
+	}
+	if err == nil && remove && unfinished && status != "" && status != "Starting" && status != "Running" {
+		if _, err := Output(ctx, "", m.bin(), "remove", "--force", "--quiet", vm); err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "asb: the create of %s did not finish (msb says %s): removed the half-made VM; the next run creates it again\n", vm, status)
+		return nil
 	}
 	if err != nil || status != "Starting" {
 		return err

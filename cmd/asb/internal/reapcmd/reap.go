@@ -15,18 +15,19 @@ import (
 
 // Options are the parsed command line of `asb reap-boot`.
 type Options struct {
-	IO     *cmdutil.IOStreams
-	MSB    runner.MSB
-	VM     string
-	Remove bool
-	Grace  time.Duration
+	IO         *cmdutil.IOStreams
+	MSB        runner.MSB
+	VM         string
+	Remove     bool
+	Unfinished bool
+	Grace      time.Duration
 }
 
 // NewCmd returns `asb reap-boot`.
 func NewCmd(f *cmdutil.Factory) *cobra.Command {
 	opts := &Options{IO: f.IO, MSB: runner.MSB{Getenv: f.Getenv}, Grace: 3 * time.Second}
 	cmd := &cobra.Command{
-		Use:    "reap-boot [--remove] VM",
+		Use:    "reap-boot [--remove [--unfinished]] VM",
 		Short:  "End a boot of VM that did not finish (the Taskfile runs this)",
 		Hidden: true,
 		Long: `End a boot of VM that did not finish. vm:create and vm:start run this
@@ -38,7 +39,12 @@ stopped, or does not exist is left alone.
 
 msb runs each VM in a process of its own session, which a Ctrl-C in the
 terminal does not reach; msb's own stop and remove wait for a boot to end,
-which on a host without CPU virtualization takes minutes.`,
+which on a host without CPU virtualization takes minutes.
+
+--unfinished says that VM is what this run's msb create made, and the
+create did not finish if msb does not say Running: a create that failed or
+was interrupted leaves a Stopped record, which --remove then removes too
+(the Taskfile's status would take it for made).`,
 		Args: cmdutil.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.VM = args[0]
@@ -46,12 +52,13 @@ which on a host without CPU virtualization takes minutes.`,
 		},
 	}
 	cmd.Flags().BoolVar(&opts.Remove, "remove", false, "also remove the VM whose boot did not finish")
+	cmd.Flags().BoolVar(&opts.Unfinished, "unfinished", false, "VM is this run's create's: with --remove, remove it too when it is not running")
 	return cmd
 }
 
 // Run ends the boot.
 func Run(ctx context.Context, o *Options) error {
-	if err := o.MSB.ReapBoot(ctx, o.VM, o.Remove, o.Grace, o.IO.ErrOut); err != nil {
+	if err := o.MSB.ReapBoot(ctx, o.VM, o.Remove, o.Unfinished, o.Grace, o.IO.ErrOut); err != nil {
 		return fmt.Errorf("end the boot of %s: %w", o.VM, err)
 	}
 	return nil

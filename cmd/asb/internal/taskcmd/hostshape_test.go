@@ -135,6 +135,40 @@ func TestInterruptedBootIsReaped(t *testing.T) {
 	}
 }
 
+// TestFailedCreateLeavesNoVM: a create that msb fails (it records the VM
+// Stopped, as a boot that ends early or is interrupted under load does)
+// leaves no VM behind, so the next run creates it, instead of taking the
+// Stopped record for a VM made (vm:create's status is msb inspect) and
+// starting one that never had its home's folders given back or its
+// secrets stamped. (CI run 19: Ctrl-C of a real boot left a Stopped VM.)
+func TestFailedCreateLeavesNoVM(t *testing.T) {
+	p := newProcSandbox(t)
+	id := p.identity()
+	t.Setenv(fakes.BootEnv, "fail")
+	p.env = os.Environ()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	_, errOut, code := p.start(t, "task", "vm:create").Wait(ctx)
+	if code == 0 {
+		t.Fatalf("vm:create of a boot that fails: exit 0\n%s", errOut)
+	}
+	if want := "the create of " + id.VM + " did not finish (msb says Stopped): removed the half-made VM"; !strings.Contains(errOut, want) {
+		t.Errorf("stderr lacks %q:\n%s", want, errOut)
+	}
+	if rec, err := fakes.VM(p.state, id.VM); err == nil {
+		t.Fatalf("the failed create left the VM recorded %s", rec.Status)
+	}
+	t.Setenv(fakes.BootEnv, "")
+	p.env = os.Environ()
+	p.calls()
+	if _, errOut, code := p.start(t, "task", "vm:create").Wait(ctx); code != 0 {
+		t.Fatalf("the run after the failed create: exit %d\n%s", code, errOut)
+	}
+	if got := summary(p.calls()); !slices.Contains(got, "msb create") {
+		t.Errorf("the run after the failed create made no VM: it invoked %q", got)
+	}
+}
+
 // TestKilledRunFreesTheLock: kill -9 of `asb task` in the middle of a boot
 // leaves no lock behind, and the next `asb task agent` ends the boot it
 // left spinning instead of waiting for it (msb's own stop, remove and
