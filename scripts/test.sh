@@ -13,26 +13,23 @@ start=$(date +%s)
 # The CPU time of the whole run (every test process, the guests' QEMU
 # included) says what it costs whatever else the machine runs.
 TIMEFORMAT='%U %S'
-# The nested guest's sessions (TestRealBoot…, TestRealNet…) are the
-# longest chain of the run. They run in two lanes, each a go test of its
-# own with its own guest: the real image's session (the real OpenCode end
-# to end, about 9 minutes) in one, the main session then the network
-# lab's (about 4 and 3) in the other. One lane of all three left a core
-# idle for the run's last 4 minutes (CI runs 14 and 17: the rest ended at
-# 755 s, the guests' chain at 974 s), which two lanes fill. The lanes start
-# first and everything else fills the cores beside them at a lower
-# priority, so that the chain is never the one kept waiting. Where the run
-# may (as root, which the nested boot needs anyway) the guests' priority is
-# raised (nice -10) and the rest keeps the usual one; else the rest is
-# lowered (nice 10). Lowering the rest starved it beside other work on the
-# machine: with a busy loop on each core at the usual priority, the rest got
-# 8 % of the CPU (CI run 13). A run of some tests (a -run pattern: make
-# test-boot, …) is one go test as asked. kubetest/ is a module of its own
-# (a real Kubernetes control plane, kept out of asb's module): it runs
-# beside the module's tests (about a minute, most of it linking); a run of
-# some tests leaves it out. Each lane's log is appended to the full log.
+# The nested guest's sessions (TestRealBoot…, TestRealNet…: one guest at a
+# time, about 16 minutes of a 2-core machine) are the longest chain of the
+# run: they start first, in a go test of their own, and everything else
+# fills the cores beside them at a lower priority, so that the chain is
+# never the one kept waiting. (Two guests at once, the real image's session
+# beside the other two, cost 250 CPU-seconds more and 90 s more of the run:
+# CI run 19.) Where the run may (as root, which the nested boot needs
+# anyway) the guests' priority is raised (nice -10) and the rest keeps the
+# usual one; else the rest is lowered (nice 10). Lowering the rest starved
+# it beside other work on the machine: with a busy loop on each core at the
+# usual priority, the rest got 8 % of the CPU (CI run 13). A run of some
+# tests (a -run pattern: make test-boot, …) is one go test as asked.
+# kubetest/ is a module of its own (a real Kubernetes control plane, kept
+# out of asb's module): it runs beside the module's tests (about a minute,
+# most of it linking); a run of some tests leaves it out. Each part's log is
+# appended to the full log, and its CPU time printed.
 guest_tests='^TestReal(Boot|Net)'
-agent_tests='^TestReal(BootRealImage|NetAgent)'
 parts=() guest=() others=()
 # lane LOG ARGS…: a go test in the background, its output, exit status and
 # CPU time in LOG, LOG.rc and LOG.cpu; its pid joins parts.
@@ -44,8 +41,7 @@ lane() {
 }
 if [ $# -eq 0 ]; then
 if nice -n -10 true 2>/dev/null; then guest=(nice -n -10); else others=(nice -n 10); fi
-lane "$log.agent" "${guest[@]}" go test -count=1 -timeout 60m -v -run "$agent_tests" ./e2e
-lane "$log.guest" "${guest[@]}" go test -count=1 -timeout 60m -v -run "$guest_tests" -skip "$agent_tests" ./e2e
+lane "$log.guest" "${guest[@]}" go test -count=1 -timeout 60m -v -run "$guest_tests" ./e2e
 lane "$log.kubetest" sh -c 'cd kubetest && exec "$@" go test -count=1 -timeout 20m -v ./...' sh "${others[@]}"
 set -- -skip "$guest_tests"
 fi
