@@ -85,6 +85,29 @@ flaky msb exec vm1 -- true; echo "rc=$?"; cat "$DATA/asb-calls" 2>/dev/null; ech
 	}
 }
 
+// TestLibFlakyNamesAVMReset: a command that fails with no word of why (an
+// msb exec with a terminal: exit 255) is retried once when msb's system log
+// of the VM says, since the step began, that its kernel reset
+// (KVM_EXIT_SHUTDOWN: CI run 20, the agent's run); a reset logged before
+// the step is not its failure, which stands.
+func TestLibFlakyNamesAVMReset(t *testing.T) {
+	msb := `case "$1" in
+ls) echo vm1 ;;
+logs) [ "$2" = vm1 ] && printf '%s\tINFO msb_krun_vmm::linux::vstate: Received KVM_EXIT_SHUTDOWN signal\n' "$(cat "$DATA/reset-at")" ;;
+esac
+`
+	script := `echo %s >"$DATA/reset-at"
+flaky sh -c '[ -f "$DATA/once" ] && exit 0; : >"$DATA/once"; exit 255'; echo "rc=$?"`
+	out, retried := runLib(t, msb, strings.Replace(script, "%s", "2999-01-01T00:00:00.000Z", 1))
+	if !strings.Contains(out, "rc=0") || !strings.Contains(retried, "thestep:the_VM_kernel_reset_(msb_logged_KVM_EXIT_SHUTDOWN)") {
+		t.Errorf("a reset since the step began: want it named and the step retried once\n%s\nretried: %q", out, retried)
+	}
+	out, retried = runLib(t, msb, strings.Replace(script, "%s", "2000-01-01T00:00:00.000Z", 1))
+	if !strings.Contains(out, "rc=255") || retried != "" {
+		t.Errorf("a reset before the step: want the failure to stand\n%s\nretried: %q", out, retried)
+	}
+}
+
 // Each kind FLAKES names is msb's own message as it prints it.
 func TestLibFlakesNameMsbsMessages(t *testing.T) {
 	for _, msg := range []string{

@@ -39,17 +39,32 @@ FLAKES='before agent relay became available|exec session ended without exit even
 # FLAKES (after $FLAKY_CLEANUP, when set); what was retried goes to
 # $DATA/retried, by step and kind.
 flaky() {
+	_fs0=$(date -u +%Y-%m-%dT%H:%M:%S)
 	"$@" >"$DATA/.flaky.out" 2>"$DATA/.flaky.err"
 	_frc=$?
 	cat "$DATA/.flaky.out"
 	cat "$DATA/.flaky.err" >&2
 	[ $_frc = 0 ] && return 0
 	_why=$(cat "$DATA/.flaky.out" "$DATA/.flaky.err" | grep -oE "$FLAKES" | head -n1 | cut -c1-60)
+	[ -n "$_why" ] || _why=$(vm_reset_since "$_fs0")
 	[ -n "$_why" ] || return $_frc
 	echo "$_n:$_why" | tr ' ' _ >>"$DATA/retried"
 	echo "flaky: retried once: $_why" >&2
 	if [ -n "$FLAKY_CLEANUP" ]; then eval "$FLAKY_CLEANUP"; else vm_back; fi
 	"$@"
+}
+
+# vm_reset_since TIME: "the VM kernel reset …" when msb's system log of the
+# session's VM ($VM, else the one msb has) says, at TIME (UTC, as date -u
+# +%Y-%m-%dT%H:%M:%S) or later, "Received KVM_EXIT_SHUTDOWN": its kernel
+# reset under emulated SVM, and the command that used it failed with it
+# whatever it printed (an msb exec with a terminal ends with exit 255 and
+# no word of why: CI run 20, during the agent's run). Nothing otherwise.
+vm_reset_since() {
+	_rv=${VM:-$(timeout 30 msb ls -q 2>/dev/null | head -n 1)}
+	[ -n "$_rv" ] || return 0
+	timeout 60 msb logs "$_rv" --source system --tail 4000 --timestamps --no-color 2>/dev/null |
+		awk -v t="$1" '/Received KVM_EXIT_SHUTDOWN/ && $1 >= t { print "the VM kernel reset (msb logged KVM_EXIT_SHUTDOWN)"; exit }'
 }
 
 # vm_back: after an msb failure of its own, the session's VM ($VM) may have
