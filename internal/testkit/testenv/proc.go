@@ -99,10 +99,13 @@ func PollRecord(t testing.TB, ctx context.Context, msb string, env []string, vm 
 			t.Fatalf("msb never recorded %s: %v", vm, ctx.Err())
 		case <-stop:
 			// One last look: a failed create leaves a Stopped record.
-			if out, _, err := RunErr(context.Background(), "", env, nil, msb, "inspect", vm, "--format", "json"); err == nil {
+			out, errOut, err := RunErr(context.Background(), "", env, nil, msb, "inspect", vm, "--format", "json")
+			if err == nil {
 				return out
 			}
-			t.Fatalf("the create ended, and msb has no record of %s", vm)
+			// What msb answered says why (CI run 23 failed here once with no
+			// word of it).
+			t.Fatalf("the create ended, and msb has no record of %s: msb inspect: %v\n%s%s", vm, err, out, errOut)
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
