@@ -194,14 +194,12 @@ func pruneWarm(dir string, keep int) {
 }
 
 // Fresh reports whether what r was recorded from is unchanged: the
-// Taskfile, the binaries, the source trees. (The checks are run by
-// RunWarm: they look at msb and the builder, outside the files.)
-func (r *WarmRecord) Fresh(binaries []string) bool {
-	raw, err := schema.ReadFile(filepath.Join(r.Key.Dir, TaskfileName))
-	if err != nil {
-		return false
-	}
-	if sum := sha256.Sum256(raw); hex.EncodeToString(sum[:]) != r.Taskfile {
+// Taskfile (taskfileSum: the hex sha256 of the bytes the caller read and
+// took its facts from, ReadTaskfileFacts, so that both are judged on one
+// read), the binaries, the source trees. (The checks are run by RunWarm:
+// they look at msb and the builder, outside the files.)
+func (r *WarmRecord) Fresh(taskfileSum string, binaries []string) bool {
+	if taskfileSum == "" || taskfileSum != r.Taskfile {
 		return false
 	}
 	stamps, err := StampFiles(binaries)

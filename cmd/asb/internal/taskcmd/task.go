@@ -137,7 +137,7 @@ func Run(ctx context.Context, o *Options) error {
 	}
 	if spec.Warmable() {
 		spec.Warm = true
-		if err := runWarm(ctx, o, spec); !errors.Is(err, runner.ErrNotWarm) {
+		if err := runWarm(ctx, o, spec, tf.Sum); !errors.Is(err, runner.ErrNotWarm) {
 			return err
 		}
 	}
@@ -150,7 +150,7 @@ func Run(ctx context.Context, o *Options) error {
 // runWarm replays the warm record of spec's run when everything it checked
 // still holds (runner/warm.go); runner.ErrNotWarm sends the run to the
 // engine.
-func runWarm(ctx context.Context, o *Options, spec runner.EngineSpec) error {
+func runWarm(ctx context.Context, o *Options, spec runner.EngineSpec, taskfileSum string) error {
 	r := runner.LoadWarm(spec.WarmKey())
 	if r == nil {
 		return runner.ErrNotWarm
@@ -159,7 +159,7 @@ func runWarm(ctx context.Context, o *Options, spec runner.EngineSpec) error {
 	for _, b := range r.Binaries {
 		bins = append(bins, b.Path)
 	}
-	if len(bins) != 2 || bins[0] != spec.Vars["ASB"] || !r.Fresh(bins) {
+	if len(bins) != 2 || bins[0] != spec.Vars["ASB"] || !r.Fresh(taskfileSum, bins) {
 		return runner.ErrNotWarm
 	}
 	if len(spec.Args) > 0 {
