@@ -65,10 +65,11 @@ func (r *WarmRecord) Rewrite(f func(string) string) *WarmRecord {
 	steps := func(in []WarmStep) []WarmStep {
 		res := make([]WarmStep, len(in))
 		for i, s := range in {
-			if c := f(s.Cmd); c != s.Cmd && (s.Kind == "status" || s.Kind == "precondition") {
-				s.IsDir = DirCheck(c) // judged on the check as the arguments made it
+			cmd := f(s.Cmd)
+			if cmd != s.Cmd && (s.Kind == "status" || s.Kind == "precondition") {
+				s.IsDir = DirCheck(cmd) // judged on the check as the arguments made it
 			}
-			s.Cmd, s.Log, s.Dir, s.VM = f(s.Cmd), f(s.Log), f(s.Dir), f(s.VM)
+			s.Cmd, s.Log, s.Dir, s.VM = cmd, f(s.Log), f(s.Dir), f(s.VM)
 			s.Env, s.Dotenv, s.Set, s.Shopt = mapAll(s.Env, f), mapAll(s.Dotenv, f), mapAll(s.Set, f), mapAll(s.Shopt, f)
 			res[i] = s
 		}
