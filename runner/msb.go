@@ -165,7 +165,7 @@ func (m MSB) ReapBoot(ctx context.Context, vm string, remove, unfinished bool, g
 		return nil // no msb, no boot: the run says msb is missing where it needs it
 	}
 	if err == nil && remove && unfinished && status != "" && status != "Starting" && status != "Running" {
-		if _, err := Output(ctx, "", m.bin(), "remove", "--force", "--quiet", vm); err != nil {
+		if err := m.removeHalfMade(ctx, vm); err != nil {
 			return err
 		}
 		fmt.Fprintf(w, "asb: the create of %s did not finish (msb says %s): removed the half-made VM; the next run creates it again\n", vm, status)
@@ -186,13 +186,20 @@ func (m MSB) ReapBoot(ctx context.Context, vm string, remove, unfinished bool, g
 		what = "no msb machine process of it was left"
 	}
 	if remove {
-		if _, err := Output(ctx, "", m.bin(), "remove", "--force", "--quiet", vm); err != nil {
+		if err := m.removeHalfMade(ctx, vm); err != nil {
 			return err
 		}
 		what += " and removed the half-made VM; the next run creates it again"
 	}
 	fmt.Fprintf(w, "asb: the boot of %s did not finish: %s\n", vm, what)
 	return nil
+}
+
+// removeHalfMade removes the VM record a boot or create that did not
+// finish left (msb's own remove; its machine, if any, is ended first).
+func (m MSB) removeHalfMade(ctx context.Context, vm string) error {
+	_, err := Output(ctx, "", m.bin(), "remove", "--force", "--quiet", vm)
+	return err
 }
 
 // endProcess sends SIGTERM, and SIGKILL when pid is still there after grace.
