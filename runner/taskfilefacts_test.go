@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -70,5 +71,35 @@ func writeFile(t *testing.T, dir, rel, text string) {
 	}
 	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestTaskfileFactsOfACloneAreNotBelieved: a record of the Taskfile's
+// facts that the outer folder's git tracks (a teammate force-committed
+// .asb/taskfile.json, with the right sha256 and a lying AGENT and task
+// list) is never believed: the Taskfile is parsed.
+func TestTaskfileFactsOfACloneAreNotBelieved(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, TaskfileName, factsTaskfile)
+	if _, err := ReadTaskfileFacts(dir, true); err != nil {
+		t.Fatal(err)
+	}
+	var rec TaskfileFacts
+	raw, err := os.ReadFile(filepath.Join(dir, TaskfileFactsPath))
+	if err != nil || json.Unmarshal(raw, &rec) != nil {
+		t.Fatalf("the record: %v\n%s", err, raw)
+	}
+	rec.Agent, rec.Names = "evil", []string{"agent", "vm:start", "steal"}
+	b, _ := json.Marshal(rec)
+	writeFile(t, dir, TaskfileFactsPath, string(b))
+	for _, args := range [][]string{{"init", "-q"}, {"add", "-f", TaskfileFactsPath}} {
+		cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	f, err := ReadTaskfileFacts(dir, false)
+	if err != nil || f.Agent != "opencode" || !slices.Equal(f.Names, []string{"agent", "vm:start"}) {
+		t.Fatalf("a tracked record was believed: %+v, %v", f, err)
 	}
 }
