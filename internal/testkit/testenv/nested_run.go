@@ -3,25 +3,26 @@ package testenv
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 )
 
-// GuestStall is how long a guest session may print nothing before it is
-// taken for hung and killed. guestLib's step prints a heartbeat every
-// minute while its command runs (each command of a scenario is bounded by
-// its own timeout inside the guest), so a session that is only slow — a
-// loaded host, emulation — never reaches it; a guest whose kernel or QEMU
-// stopped does, within minutes rather than at a wall-clock limit that a
-// loaded host would also reach.
+// GuestStall is how long a guest session's scenario may print nothing (the
+// kernel's own lines do not count: guestWatch) before it is taken for hung
+// and killed. guestLib's step prints a heartbeat every minute while its
+// command runs (each command of a scenario is bounded by its own timeout
+// inside the guest), so a session that is only slow — a loaded host,
+// emulation — never reaches it; a guest whose kernel or QEMU stopped does,
+// within minutes rather than at a wall-clock limit that a loaded host
+// would also reach.
 const GuestStall = 6 * time.Minute
 
 // guestMargin is kept of the test binary's deadline (go test -timeout) for
@@ -30,8 +31,9 @@ const GuestStall = 6 * time.Minute
 const guestMargin = 2 * time.Minute
 
 // Run writes script as /data/run.sh (after guestLib) and runs it in the
-// guest, killed when it printed nothing for GuestStall, when the test
-// binary's deadline nears, or when ctx ends; nothing it started is left.
+// guest, killed when it printed nothing for GuestStall, when its kernel
+// reported a CPU stuck for GuestLockup, when the test binary's deadline
+// nears, or when ctx ends; nothing it started is left.
 // The session's console is kept in a file of its own (Session.Console) and
 // goes to the test log when the test fails.
 func (g *Guest) Run(t testing.TB, ctx context.Context, script string) *Session {
@@ -62,15 +64,19 @@ func (g *Guest) Run(t testing.TB, ctx context.Context, script string) *Session {
 	} else {
 		t.Logf("guest console (%s): not kept: %v", g.Name, err)
 	}
-	alive := &lastWrite{w: w}
-	cmd.Stdout, cmd.Stderr = alive, alive
+	if ctx.Err() != nil { // an earlier session took the time
+		t.Fatalf("the guest session %s was not started: %v (the test binary's deadline, go test -timeout, is less than %s away)",
+			g.Name, ctx.Err(), guestMargin)
+	}
+	watch := newGuestWatch(w)
+	cmd.Stdout, cmd.Stderr = watch, watch
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	start := time.Now()
-	alive.touch()
+	watch.touch()
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start the guest: %v", err)
 	}
-	err := waitGuest(ctx, cmd, alive, start, GuestStall)
+	err := waitGuest(ctx, cmd, watch, start, guestLimits{GuestStall, GuestLockup})
 	t.Cleanup(func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) })
 	s := parseSession(g.Shape, out.String())
 	s.Console = console
@@ -106,6 +112,8 @@ func (g *Guest) Run(t testing.TB, ctx context.Context, script string) *Session {
 // emulationFault names how the nested guest failed by itself, from what
 // its console shows, or says "" when the session ended otherwise (its end,
 // a stall, the deadline, a failure of the scenario's own):
+//   - its kernel reported a CPU stuck for GuestLockup, and waitGuest
+//     killed it (errLockup);
 //   - its kernel panicked ("Kernel panic" on the console: a stack guard
 //     page hit in a vCPU thread, seen once in a CI run);
 //   - the machine reset in the middle of the scenario: QEMU (-no-reboot)
@@ -118,6 +126,8 @@ func emulationFault(shape string, s *Session, err error) string {
 	switch {
 	case shape != ShapeNested || s.Ended:
 		return ""
+	case errors.Is(err, errLockup):
+		return "the nested guest's kernel found a CPU stuck (" + err.Error() + ")"
 	case strings.Contains(s.Log, "Kernel panic"):
 		return "the nested guest's kernel panicked"
 	case err == nil && strings.Contains(s.Log, "@@asb ") && !strings.Contains(s.Log, "nested-init: run.sh exit"):
@@ -126,13 +136,22 @@ func emulationFault(shape string, s *Session, err error) string {
 	return ""
 }
 
+// guestLimits are waitGuest's: how long the scenario may print nothing,
+// and how long the kernel may report a CPU stuck.
+type guestLimits struct{ stall, lockup time.Duration }
+
+// errLockup is waitGuest's verdict on a guest whose kernel reported a CPU
+// stuck for the lockup limit.
+var errLockup = errors.New("soft lockup")
+
 // waitGuest waits for the guest to end, or kills it (its whole process
-// group) when it printed nothing for stall or ctx ends, and says which.
-func waitGuest(ctx context.Context, cmd *exec.Cmd, alive *lastWrite, start time.Time, stall time.Duration) error {
+// group) when its scenario printed nothing for the stall limit, its kernel
+// reported a CPU stuck for the lockup limit, or ctx ends, and says which.
+func waitGuest(ctx context.Context, cmd *exec.Cmd, watch *guestWatch, start time.Time, lim guestLimits) error {
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	kill := func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	tick := time.NewTicker(min(5*time.Second, stall/4))
+	tick := time.NewTicker(min(time.Second, lim.stall/4, lim.lockup/4))
 	defer tick.Stop()
 	for {
 		select {
@@ -144,10 +163,15 @@ func waitGuest(ctx context.Context, cmd *exec.Cmd, alive *lastWrite, start time.
 			<-done
 			return fmt.Errorf("killed after %s: %w", time.Since(start).Round(time.Second), ctx.Err())
 		case <-tick.C:
-			if quiet := alive.since(); quiet > stall {
+			if stuck, what := watch.lockup(); stuck >= lim.lockup {
 				kill()
 				<-done
-				return fmt.Errorf("killed after %s: the guest printed nothing for %s (hung: no step's heartbeat)",
+				return fmt.Errorf("killed after %s: %w: its kernel says %q", time.Since(start).Round(time.Second), errLockup, what)
+			}
+			if quiet := watch.quiet(); quiet > lim.stall {
+				kill()
+				<-done
+				return fmt.Errorf("killed after %s: the guest's scenario printed nothing for %s (hung: no step's heartbeat)",
 					time.Since(start).Round(time.Second), quiet.Round(time.Second))
 			}
 		}
@@ -160,19 +184,4 @@ func testDeadline(t testing.TB) (time.Time, bool) {
 		return d.Deadline()
 	}
 	return time.Time{}, false
-}
-
-// lastWrite passes writes on and remembers when the last one came.
-type lastWrite struct {
-	w    io.Writer
-	last atomic.Int64 // unix nanoseconds
-}
-
-func (l *lastWrite) touch() { l.last.Store(time.Now().UnixNano()) }
-
-func (l *lastWrite) since() time.Duration { return time.Since(time.Unix(0, l.last.Load())) }
-
-func (l *lastWrite) Write(p []byte) (int, error) {
-	l.touch()
-	return l.w.Write(p)
 }

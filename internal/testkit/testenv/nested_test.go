@@ -70,26 +70,87 @@ func TestParseSessionDiag(t *testing.T) {
 	}
 }
 
-// A guest that keeps printing runs to its end however long it takes; one
-// that prints nothing for the stall limit is killed, and the error says so.
-func TestWaitGuestStall(t *testing.T) {
-	run := func(script string) error {
-		cmd := exec.Command("sh", "-c", script)
-		alive := &lastWrite{w: io.Discard}
-		cmd.Stdout, cmd.Stderr = alive, alive
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-		alive.touch()
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		return waitGuest(context.Background(), cmd, alive, time.Now(), 800*time.Millisecond)
+// runWatched runs script as a guest would run, under waitGuest's limits.
+func runWatched(t *testing.T, script string, lim guestLimits) error {
+	t.Helper()
+	cmd := exec.Command("sh", "-c", script)
+	watch := newGuestWatch(io.Discard)
+	cmd.Stdout, cmd.Stderr = watch, watch
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
 	}
-	if err := run("for i in 1 2 3 4 5 6 7 8; do echo beat; sleep 0.25; done"); err != nil {
+	return waitGuest(context.Background(), cmd, watch, time.Now(), lim)
+}
+
+// A guest that keeps printing runs to its end however long it takes; one
+// whose scenario prints nothing for the stall limit is killed, and the
+// error says so, though its kernel still prints (CI, 2026-12-05: a
+// watchdog's report every half minute kept a dead guest for 55 minutes).
+func TestWaitGuestStall(t *testing.T) {
+	lim := guestLimits{stall: 800 * time.Millisecond, lockup: time.Hour}
+	if err := runWatched(t, "for i in 1 2 3 4 5 6 7 8; do echo beat; sleep 0.25; done", lim); err != nil {
 		t.Errorf("a guest printing every 0.25 s for 2 s, stall limit 0.8 s: %v", err)
 	}
-	err := run("echo started; sleep 30")
+	err := runWatched(t, "echo started; sleep 30", lim)
 	if err == nil || !strings.Contains(err.Error(), "printed nothing") {
 		t.Errorf("a guest silent for 30 s, stall limit 0.8 s: %v, want it killed as hung", err)
+	}
+	kernelOnly := `echo started; i=0; while [ $i -lt 60 ]; do i=$((i+1)); printf '[  %d.271852] watchdog: BUG: soft lockup - CPU#1 stuck for 30s! [fc_vcpu 0:3529]\r\n' $i; sleep 0.1; done`
+	err = runWatched(t, kernelOnly, lim)
+	if err == nil || !strings.Contains(err.Error(), "printed nothing") {
+		t.Errorf("a guest whose kernel alone prints, stall limit 0.8 s: %v, want it killed as hung", err)
+	}
+}
+
+// A guest whose kernel reports a CPU stuck for the lockup limit is killed
+// at once, whatever else it prints, and named the emulation's; a shorter
+// lockup is not.
+func TestWaitGuestLockup(t *testing.T) {
+	lim := guestLimits{stall: time.Hour, lockup: 2 * time.Minute}
+	report := func(secs int) string {
+		return fmt.Sprintf(`echo '@@asb note user 2000'; echo '@@asb step create 0 20.1 x x'; i=0; while [ $i -lt 20 ]; do echo "@@asb beat reap"; printf '[  205.272188] watchdog: BUG: soft lockup - CPU#1 stuck for %ds! [fc_vcpu 0:3529]\r\n'; sleep 0.05; i=$((i+1)); done`, secs)
+	}
+	if err := runWatched(t, report(111), lim); err != nil {
+		t.Errorf("a lockup of 111 s, limit 120 s: %v, want the guest to run to its end", err)
+	}
+	start := time.Now()
+	err := runWatched(t, report(137)+"; sleep 30", lim)
+	if !errors.Is(err, errLockup) || !strings.Contains(err.Error(), "CPU#1 stuck for 137s! [fc_vcpu 0:3529]") {
+		t.Fatalf("a lockup of 137 s, limit 120 s: %v, want it killed as a soft lockup, quoting the kernel", err)
+	}
+	if d := time.Since(start); d > 20*time.Second {
+		t.Errorf("killed after %s: the lockup should end the session at once", d)
+	}
+	s := parseSession(ShapeNested, "@@asb note user 2000\n@@asb step create 0 20.1 x x\n")
+	if why := emulationFault(ShapeNested, s, err); !strings.Contains(why, "CPU stuck") {
+		t.Errorf("emulationFault = %q, want the lockup named (and so the session run once more)", why)
+	}
+}
+
+// The watch reads whole lines, however the console's writes cut them.
+func TestGuestWatchReadsLines(t *testing.T) {
+	w := newGuestWatch(io.Discard)
+	w.last.Store(0)
+	for _, p := range []string{"[  205.2", "72188] watchdog: BUG: soft lockup - CPU#1 stu", "ck for 52s! [fc_vcpu 0:3529]\r\n", "[  233.1] x\n"} {
+		_, _ = w.Write([]byte(p))
+	}
+	if w.quiet() < time.Hour {
+		t.Errorf("the kernel's lines were taken for the scenario's progress")
+	}
+	if d, what := w.lockup(); d != 52*time.Second || what != "soft lockup - CPU#1 stuck for 52s! [fc_vcpu 0:3529]" {
+		t.Errorf("lockup = %s %q", d, what)
+	}
+	for _, p := range []string{"[  240.0] noise @@asb beat x", "\n"} {
+		_, _ = w.Write([]byte(p))
+	}
+	if w.quiet() > time.Minute {
+		t.Errorf("a scenario's line cut into a kernel line was not taken for progress")
+	}
+	w.last.Store(0)
+	_, _ = w.Write([]byte("plain output\n"))
+	if w.quiet() > time.Minute {
+		t.Errorf("the scenario's own line was not taken for progress")
 	}
 }
 
