@@ -92,7 +92,7 @@ step agent_warm timeout 120 ptyrun asb task agent
 vmexec true >/dev/null 2>&1
 for i in 1 2 3 4 5; do step "x_asb_exec$i" vmexec true; step "x_msb_exec$i" flaky msb exec --no-tty -u dev -w /workspace "$VM" -- true; done
 ptyrun asb task agent >/dev/null 2>&1
-for i in 1 2 3 4 5; do step "x_asb_agent$i" ptyrun asb task agent; step "x_msb_agent$i" ptyrun msb exec -t -u dev -w /workspace "$VM" -- opencode; done
+for i in 1 2 3 4 5; do step "x_asb_agent$i" flaky ptyrun asb task agent; step "x_msb_agent$i" flaky ptyrun msb exec -t -u dev -w /workspace "$VM" -- opencode; done
 # The speed steps end with the VM stopped behind asb's back and started
 # again by asb's engine (its vm:start task: speed_calls_stopped), which is
 # this session's restart: the home kept its file.
