@@ -7,8 +7,6 @@ import (
 	"slices"
 	"strings"
 
-	"go.yaml.in/yaml/v3"
-
 	"github.com/agents-sandbox/asb/schema"
 	"github.com/agents-sandbox/asb/templates"
 )
@@ -69,9 +67,8 @@ func loadAgent(tree fs.FS, name string) (schema.Agent, error) {
 
 // HostRunTable is the table of project files that host tools run or obey
 // (schema.HostRun): the base part and every preset's host_run, once per
-// path. For asb's own tree it is made once per process from the presets'
-// one parse (schema.OwnHostRunTable); for another tree it reads only that
-// key of each manifest (LoadAgent checks the whole manifest).
+// path, from that key of each manifest alone (LoadAgent checks the whole
+// manifest); for asb's own tree once per process (schema.OwnHostRunTable).
 func HostRunTable(tree fs.FS) (schema.HostRunTable, error) {
 	if tree == fs.FS(templates.FS) {
 		return schema.OwnHostRunTable()
@@ -86,13 +83,11 @@ func HostRunTable(tree fs.FS) (schema.HostRunTable, error) {
 		if err != nil {
 			return nil, fmt.Errorf("agent %s: %w", name, err)
 		}
-		var m struct {
-			HostRun []schema.HostRun `yaml:"host_run"`
+		h, err := schema.ReadHostRun(name, raw)
+		if err != nil {
+			return nil, err
 		}
-		if err := yaml.Unmarshal(raw, &m); err != nil {
-			return nil, fmt.Errorf("agents/%s/agent.yaml: %w", name, err)
-		}
-		each = append(each, m.HostRun)
+		each = append(each, h)
 	}
 	return schema.NewHostRunTable(each...), nil
 }

@@ -47,11 +47,11 @@ func TestHostRunTableHasEveryPreset(t *testing.T) {
 }
 
 // TestOwnHostRunTableFromThePresets: for asb's own tree the table is made
-// from the presets' one parse (the one LoadAgent and schema.DefaultAgents
-// give), once per process: a call after the first allocates only its copy,
-// where reading the manifests again took thousands; it is the table the
-// reading of each manifest's host_run gives for the same files (another
-// tree's way, kept), and a caller's change to its copy reaches no other.
+// once per process: a call after the first allocates only its copy, where
+// reading the manifests again took thousands; it is the table of the
+// presets as LoadAgent and schema.DefaultAgents check them whole, and the
+// one another tree's way gives for the same files; a caller's change to its
+// copy reaches no other.
 func TestOwnHostRunTableFromThePresets(t *testing.T) {
 	own, err := HostRunTable(templates.FS)
 	if err != nil {

@@ -15,9 +15,13 @@ import (
 
 // asb's own presets (templates/agents/NAME/agent.yaml, embedded) never
 // change within a process, so they are read and checked once, by
-// ownAgents, and that one parse serves every caller: the presets CheckDir
-// knows (DefaultAgents), generator.LoadAgent of the embedded tree, and the
-// table of files host tools run (OwnHostRunTable). Each caller gets copies.
+// ownAgents, and that one parse serves every caller of whole presets: the
+// presets CheckDir knows (DefaultAgents) and generator.LoadAgent of the
+// embedded tree. The table of files host tools run (OwnHostRunTable), which
+// every agent run needs after the VM returns, reads only each manifest's
+// host_run, once: the whole parse, every value checked, was the warm path's
+// largest piece of work (a third of what asb itself did in a warm
+// asb task agent). Each caller gets copies.
 
 // DecodeAgent reads the manifest of preset name: every key known, every
 // value checked.
@@ -105,12 +109,36 @@ func OwnHostRunTable() (HostRunTable, error) {
 }
 
 var ownHostRunTable = sync.OnceValues(func() (HostRunTable, error) {
+	entries, err := fs.ReadDir(templates.FS, "agents")
+	if err != nil {
+		return nil, err
+	}
 	var each [][]HostRun
-	for _, o := range ownAgents() {
-		if o.err != nil {
-			return nil, o.err
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
 		}
-		each = append(each, o.agent.HostRun)
+		raw, err := fs.ReadFile(templates.FS, path.Join("agents", e.Name(), "agent.yaml"))
+		if err != nil {
+			return nil, fmt.Errorf("agent %s: %w", e.Name(), err)
+		}
+		h, err := ReadHostRun(e.Name(), raw)
+		if err != nil {
+			return nil, err
+		}
+		each = append(each, h)
 	}
 	return NewHostRunTable(each...), nil
 })
+
+// ReadHostRun reads only the host_run key of preset name's manifest, what
+// the table of files host tools run needs (DecodeAgent checks the whole).
+func ReadHostRun(name string, raw []byte) ([]HostRun, error) {
+	var m struct {
+		HostRun []HostRun `yaml:"host_run"`
+	}
+	if err := yaml.Unmarshal(raw, &m); err != nil {
+		return nil, fmt.Errorf("agents/%s/agent.yaml: %w", name, err)
+	}
+	return m.HostRun, nil
+}
