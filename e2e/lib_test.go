@@ -30,7 +30,7 @@ func runLib(t *testing.T, msb, script string) (string, string) {
 // bounded says whose hang it was: an msb client still running at the limit
 // is msb's (and flaky retries it once); a hang with none is not retried.
 func TestLibBoundedNamesTheHang(t *testing.T) {
-	out, retried := runLib(t, "while :; do sleep 1; done\n", `flaky bounded 2 msb exec vm -- true; echo "rc=$?"`)
+	out, retried := runLib(t, "[ \"$1\" = exec ] || exit 0\nwhile :; do sleep 1; done\n", `flaky bounded 2 msb exec vm -- true; echo "rc=$?"`)
 	if !strings.Contains(out, "msb did not return within 2 s: ") || !strings.Contains(out, "rc=124") ||
 		strings.Count(out, "bounded:") != 2 || !strings.Contains(retried, "thestep:msb_did_not_return") {
 		t.Errorf("an msb exec that never returns: want it named msb's and retried once, then 124\n%s\nretried: %q", out, retried)
@@ -39,6 +39,25 @@ func TestLibBoundedNamesTheHang(t *testing.T) {
 	if !strings.Contains(out, "no msb command was running") || !strings.Contains(out, "rc=124") ||
 		strings.Count(out, "bounded:") != 1 || retried != "" {
 		t.Errorf("a hang with no msb client: want it not retried\n%s\nretried: %q", out, retried)
+	}
+}
+
+// bounded's limit is seconds of the clock, however long a turn of its loop
+// takes (under emulation a sleep 1 took well over a second, and a step
+// bounded at 900 s ran 25 minutes: CI run 26). Here each turn's sleep 1
+// takes 2 s: a limit of 3 s ends the command after two turns, not three.
+func TestLibBoundedCountsTheClock(t *testing.T) {
+	real, err := exec.LookPath("sleep")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _ := runLib(t, "while :; do "+real+" 1; done\n", `printf '#!/bin/sh\n[ "$1" = 1 ] || exec `+real+` "$@"\necho x >>"$DATA/sleeps"\nexec `+real+` 2\n' >"$DATA/bin/sleep"; chmod +x "$DATA/bin/sleep"
+bounded 3 msb exec vm -- true; echo "rc=$?"; echo "sleeps=$(wc -l <"$DATA/sleeps")"`)
+	if !strings.Contains(out, "msb did not return within 3 s") || !strings.Contains(out, "rc=124") {
+		t.Fatalf("an msb exec that never returns, bounded at 3 s: want it ended and named\n%s", out)
+	}
+	if !strings.Contains(out, "sleeps=2") {
+		t.Errorf("bounded slept as many turns as its limit has seconds, not until the clock said 3 s: want 2 sleeps of 2 s\n%s", out)
 	}
 }
 
@@ -82,6 +101,27 @@ flaky msb exec vm1 -- true; echo "rc=$?"; cat "$DATA/asb-calls" 2>/dev/null; ech
 	out, retried = runLib(t, msb, strings.Replace(script, "echo %s >", ": >", 1))
 	if !strings.Contains(out, "rc=0") || strings.Contains(out, "asb task") || strings.Contains(retried, "stopped_by_itself") {
 		t.Errorf("no such VM: want the retry alone, no VM made\n%s\nretried: %q", out, retried)
+	}
+}
+
+// An msb exec that never answered while msb calls its VM Running (CI run
+// 26: one emulated CPU spun for 25 minutes under the first exec into the
+// real image) is retried once after asb stops and starts the VM, as a user
+// would end a VM that does not answer; the step's VM is the one msb has
+// when the session names none.
+func TestLibFlakyRestartsAVMThatDidNotAnswer(t *testing.T) {
+	msb := `case "$1" in
+ls) echo vm1 ;;
+status) printf '{"status": "Running"}\n' ;;
+exec) if [ -f "$DATA/once" ]; then echo ran; else : >"$DATA/once"; while :; do sleep 1; done; fi ;;
+esac
+`
+	script := `printf '#!/bin/sh\necho "asb $*" >>"$DATA/asb-calls"\n' >"$DATA/bin/asb"; chmod +x "$DATA/bin/asb"
+flaky bounded 2 msb exec vm1 -- true; echo "rc=$?"; cat "$DATA/asb-calls" 2>/dev/null; echo end`
+	out, retried := runLib(t, msb, script)
+	if !strings.Contains(out, "rc=0") || !strings.Contains(out, "asb task vm:stop\nasb task vm:start\n") ||
+		!strings.Contains(retried, "thestep:the_VM_did_not_answer") || !strings.Contains(retried, "thestep:msb_did_not_return") {
+		t.Errorf("an exec that never answered, the VM Running: want vm:stop, vm:start, then the retry\n%s\nretried: %q", out, retried)
 	}
 }
 

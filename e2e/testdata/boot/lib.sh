@@ -50,7 +50,7 @@ flaky() {
 	[ -n "$_why" ] || return $_frc
 	echo "$_n:$_why" | tr ' ' _ >>"$DATA/retried"
 	echo "flaky: retried once: $_why" >&2
-	if [ -n "$FLAKY_CLEANUP" ]; then eval "$FLAKY_CLEANUP"; else vm_back; fi
+	if [ -n "$FLAKY_CLEANUP" ]; then eval "$FLAKY_CLEANUP"; else vm_back "$_why"; fi
 	"$@"
 }
 
@@ -67,47 +67,66 @@ vm_reset_since() {
 		awk -v t="$1" '/Received KVM_EXIT_SHUTDOWN/ && $1 >= t { print "the VM kernel reset (msb logged KVM_EXIT_SHUTDOWN)"; exit }'
 }
 
-# vm_back: after an msb failure of its own, the session's VM ($VM) may have
-# stopped with it: its kernel reset under emulated SVM (msb's system log
-# says "Received KVM_EXIT_SHUTDOWN"; seen once, 2026-12-05, during a find
-# over the whole VM). A user starts it again with asb, which hands msb the
-# secrets; a bare msb exec would start it without them and fail ("host
-# environment variable … is not set"). Nothing when it runs, and nothing
-# when msb has no such VM: the session removed it on purpose (home:reset
-# before the reap steps, which must find no VM; CI run 2026-12-05 13:04
-# made one here when a bare create of another VM was retried).
+# vm_back KIND: after an msb failure of its own (KIND, flaky's name for it),
+# the session's VM ($VM, else the one msb has) may have stopped with it:
+# its kernel reset under emulated SVM (msb's system log says "Received
+# KVM_EXIT_SHUTDOWN"; seen once, 2026-12-05, during a find over the whole
+# VM). A user starts it again with asb, which hands msb the secrets; a bare
+# msb exec would start it without them and fail ("host environment
+# variable … is not set"). A VM msb still calls Running after an msb client
+# never answered (KIND "msb did not return…": CI run 26, the first exec
+# into the real image, one emulated CPU spinning for 25 minutes) is
+# stopped first, as a user would end a VM that does not answer. Nothing
+# when it runs after another kind of failure, and nothing when msb has no
+# such VM: the session removed it on purpose (home:reset before the reap
+# steps, which must find no VM; CI run 2026-12-05 13:04 made one here when
+# a bare create of another VM was retried).
 vm_back() {
-	[ -n "$VM" ] || return 0
-	_vs=$(timeout 60 msb status "$VM" --format json 2>/dev/null) || return 0
-	printf '%s\n' "$_vs" | grep -q '"status": *"Running"' && return 0
-	echo "flaky: $VM is not running after that failure: asb task vm:start" >&2
-	echo "$_n:the_VM_stopped_by_itself" >>"$DATA/retried"
+	_vb=${VM:-$(timeout 30 msb ls -q 2>/dev/null | head -n 1)}
+	[ -n "$_vb" ] || return 0
+	_vs=$(timeout 60 msb status "$_vb" --format json 2>/dev/null) || return 0
+	if printf '%s\n' "$_vs" | grep -q '"status": *"Running"'; then
+		case $1 in "msb did not return"*) ;; *) return 0 ;; esac
+		echo "flaky: $_vb did not answer: asb task vm:stop, then vm:start" >&2
+		echo "$_n:the_VM_did_not_answer" >>"$DATA/retried"
+		bounded 300 asb task vm:stop >&2
+	else
+		echo "flaky: $_vb is not running after that failure: asb task vm:start" >&2
+		echo "$_n:the_VM_stopped_by_itself" >>"$DATA/retried"
+	fi
 	bounded 300 asb task vm:start >&2
 }
 
 # msb_clients: "PID COMMAND" of each msb command running now that a step
 # waits on (a create, start, stop, exec or load; never the VMs' own msb
-# processes; a stand-in msb may be a script run by sh).
+# processes; a stand-in msb may be a script run by sh). Only processes
+# named msb or sh are read, each read bounded: reading a process's command
+# line waits for its memory's lock, which a stuck VM process may hold for
+# good (its name needs no lock).
 msb_clients() {
 	for _p in /proc/[0-9]*; do
+		read -r _c 2>/dev/null <"$_p/comm" || continue
+		case $_c in msb | sh) ;; *) continue ;; esac
 		printf '%s ' "${_p#/proc/}"
-		tr '\0' ' ' <"$_p/cmdline" 2>/dev/null
+		timeout -s KILL 5 tr '\0' ' ' 2>/dev/null <"$_p/cmdline"
 		echo
 	done | grep -E '^[0-9]+ ([^ ]*sh )?([^ ]*/)?msb (create|start|stop|exec|load|remove|rm) ' | cut -c1-160
 }
 
-# bounded LIMIT CMD…: CMD, ended after LIMIT seconds (exit 124). Which side
-# hung is said, for flaky: an msb client still running then (msb never
-# answered) is "msb did not return within LIMIT s" and may be retried; none
-# is asb's own hang, which stands.
+# bounded LIMIT CMD…: CMD, ended after LIMIT seconds of the clock (exit
+# 124), not LIMIT turns of its loop: under emulation a turn (a sleep 1, a
+# fork) took well over a second, and a real_exec bounded at 900 ran 25
+# minutes (CI run 26). Which side hung is said, for flaky: an msb client
+# still running then (msb never answered) is "msb did not return within
+# LIMIT s" and may be retried; none is asb's own hang, which stands.
 bounded() {
 	_lim=$1
 	shift
 	"$@" &
 	_bp=$!
-	_bw=0
+	_b0=$(date +%s)
 	while kill -0 $_bp 2>/dev/null; do
-		if [ $_bw -ge "$_lim" ]; then
+		if [ $(($(date +%s) - _b0)) -ge "$_lim" ]; then
 			_hung=$(msb_clients | head -n 1)
 			kill -TERM $_bp 2>/dev/null
 			_bk=0
@@ -123,7 +142,6 @@ bounded() {
 			return 124
 		fi
 		sleep 1
-		_bw=$((_bw + 1))
 	done
 	wait $_bp
 }
