@@ -173,6 +173,14 @@ func createAndInspectRaw(t *testing.T, ctx context.Context, msb string, env []st
 	}
 	argv := append([]string{msb, "create", image, "--name", vm, "--pull", "never", "--conf", p}, flags...)
 	create := testenv.Start(t, dir, env, argv...)
+	// When msb has no record of the VM, what its create said is why (CI
+	// run 23 failed here once with no word of it).
+	t.Cleanup(func() {
+		if t.Failed() && done(create) {
+			out, errOut, code := create.Wait(context.Background())
+			t.Logf("msb create %s ended with exit %d:\n%s%s", vm, code, out, errOut)
+		}
+	})
 	raw := testenv.PollRecord(t, ctx, msb, env, vm, create.Done())
 	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		for _, pid := range testenv.Machines(vm, home) {
