@@ -77,17 +77,5 @@ func HostRunTable(tree fs.FS) (schema.HostRunTable, error) {
 	if err != nil {
 		return nil, err
 	}
-	var each [][]schema.HostRun
-	for _, name := range names {
-		raw, err := fs.ReadFile(tree, path.Join("agents", name, "agent.yaml"))
-		if err != nil {
-			return nil, fmt.Errorf("agent %s: %w", name, err)
-		}
-		h, err := schema.ReadHostRun(name, raw)
-		if err != nil {
-			return nil, err
-		}
-		each = append(each, h)
-	}
-	return schema.NewHostRunTable(each...), nil
+	return schema.ReadHostRunTable(tree, names)
 }

@@ -113,23 +113,33 @@ var ownHostRunTable = sync.OnceValues(func() (HostRunTable, error) {
 	if err != nil {
 		return nil, err
 	}
-	var each [][]HostRun
+	var names []string
 	for _, e := range entries {
-		if !e.IsDir() {
-			continue
+		if e.IsDir() {
+			names = append(names, e.Name())
 		}
-		raw, err := fs.ReadFile(templates.FS, path.Join("agents", e.Name(), "agent.yaml"))
+	}
+	return ReadHostRunTable(templates.FS, names)
+})
+
+// ReadHostRunTable is the table of the presets names of tree
+// (agents/NAME/agent.yaml), each manifest's host_run key alone
+// (ReadHostRun), merged by NewHostRunTable.
+func ReadHostRunTable(tree fs.FS, names []string) (HostRunTable, error) {
+	var each [][]HostRun
+	for _, name := range names {
+		raw, err := fs.ReadFile(tree, path.Join("agents", name, "agent.yaml"))
 		if err != nil {
-			return nil, fmt.Errorf("agent %s: %w", e.Name(), err)
+			return nil, fmt.Errorf("agent %s: %w", name, err)
 		}
-		h, err := ReadHostRun(e.Name(), raw)
+		h, err := ReadHostRun(name, raw)
 		if err != nil {
 			return nil, err
 		}
 		each = append(each, h)
 	}
 	return NewHostRunTable(each...), nil
-})
+}
 
 // ReadHostRun reads only the host_run key of preset name's manifest, what
 // the table of files host tools run needs (DecodeAgent checks the whole).
