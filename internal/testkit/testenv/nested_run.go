@@ -68,11 +68,10 @@ func (g *Guest) Run(t testing.TB, ctx context.Context, script string) *Session {
 		t.Fatalf("the guest session %s was not started: %v (the test binary's deadline, go test -timeout, is less than %s away)",
 			g.Name, ctx.Err(), guestMargin)
 	}
-	watch := newGuestWatch(w)
+	watch := newGuestWatch(w) // its clock starts now, with the guest
 	cmd.Stdout, cmd.Stderr = watch, watch
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	start := time.Now()
-	watch.touch()
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start the guest: %v", err)
 	}
