@@ -42,6 +42,30 @@ func TestLibBoundedNamesTheHang(t *testing.T) {
 	}
 }
 
+// bounded kills the msb clients of its own command, and only those: the
+// lib's tests run it on a host where other tests' real msb commands run
+// (a cold CI run's TestRealMSBLoad had its msb load killed by this file's
+// tests). Here another msb exec runs beside it and lives on, while the one
+// under the bounded shell, orphaned by the shell's kill, is killed too (a
+// zombie until some process reaps it: kill -0 cannot tell).
+func TestLibBoundedKillsOnlyItsOwnClients(t *testing.T) {
+	out, _ := runLib(t, "[ \"$1\" = exec ] || exit 0\necho $$ >>\"$DATA/pids.$2\"\nwhile :; do sleep 1; done\n", `msb exec other -- true &
+other=$!
+bounded 2 sh -c 'msb exec vm -- true; echo after'; echo "rc=$?"
+sleep 0.5
+if kill -0 "$other" 2>/dev/null; then echo other=alive; kill "$other"; else echo other=killed; fi
+for p in $(cat "$DATA/pids.vm"); do [ -e "/proc/$p" ] && ! grep -q ') Z ' "/proc/$p/stat" && echo "own=alive $p"; done; echo own=checked`)
+	if !strings.Contains(out, "msb did not return within 2 s: ") || !strings.Contains(out, "rc=124") {
+		t.Fatalf("an msb exec under a shell that never returns: want it ended and named msb's\n%s", out)
+	}
+	if !strings.Contains(out, "other=alive") {
+		t.Errorf("bounded killed an msb command that was not its own\n%s", out)
+	}
+	if strings.Contains(out, "own=alive") || !strings.Contains(out, "own=checked") {
+		t.Errorf("bounded left its own msb client running\n%s", out)
+	}
+}
+
 // bounded's limit is seconds of the clock, however long a turn of its loop
 // takes (under emulation a sleep 1 took well over a second, and a step
 // bounded at 900 s ran 25 minutes: CI run 26). Here each turn's sleep 1

@@ -97,9 +97,25 @@ vm_back() {
 	bounded 300 asb task vm:start >&2
 }
 
-# msb_clients: "PID COMMAND" of each msb command running now that a step
-# waits on (a create, start, stop, exec or load; never the VMs' own msb
-# processes; a stand-in msb may be a script run by sh). Only processes
+# runs_under PID ROOT: PID is ROOT or runs under it (by /proc's parent links).
+runs_under() {
+	_u=$1
+	while [ "${_u:-0}" -gt 1 ]; do
+		[ "$_u" = "$2" ] && return 0
+		read -r _us 2>/dev/null <"/proc/$_u/stat" || return 1
+		_us=${_us##*) }
+		_u=${_us#* }
+		_u=${_u%% *}
+	done
+	return 1
+}
+
+# msb_clients ROOT: "PID COMMAND" of each msb command running under ROOT,
+# the command a step waits on (a create, start, stop, exec or load; never
+# the VMs' own msb processes; a stand-in msb may be a script run by sh).
+# Only ROOT's: bounded kills them, and the lib's tests run it on a host
+# where other tests' real msb commands run (a cold CI run's TestRealMSBLoad
+# had its msb load killed by TestLibBoundedNamesTheHang). Only processes
 # named msb or sh are read, each read bounded: reading a process's command
 # line waits for its memory's lock, which a stuck VM process may hold for
 # good (its name needs no lock).
@@ -107,6 +123,7 @@ msb_clients() {
 	for _p in /proc/[0-9]*; do
 		read -r _c 2>/dev/null <"$_p/comm" || continue
 		case $_c in msb | sh) ;; *) continue ;; esac
+		runs_under "${_p#/proc/}" "$1" || continue
 		printf '%s ' "${_p#/proc/}"
 		timeout -s KILL 5 tr '\0' ' ' 2>/dev/null <"$_p/cmdline"
 		echo
@@ -127,12 +144,15 @@ bounded() {
 	_b0=$(date +%s)
 	while kill -0 $_bp 2>/dev/null; do
 		if [ $(($(date +%s) - _b0)) -ge "$_lim" ]; then
-			_hung=$(msb_clients | head -n 1)
+			# Read before the kill: a client whose parent ended is no
+			# longer under CMD.
+			_bcl=$(msb_clients "$_bp")
+			_hung=$(printf '%s\n' "$_bcl" | head -n 1)
 			kill -TERM $_bp 2>/dev/null
 			_bk=0
 			while kill -0 $_bp 2>/dev/null && [ $_bk -lt 10 ]; do sleep 0.5; _bk=$((_bk + 1)); done
 			kill -KILL $_bp 2>/dev/null
-			for _c in $(msb_clients | cut -d' ' -f1); do kill -KILL "$_c" 2>/dev/null; done
+			for _c in $(printf '%s\n' "$_bcl" | cut -d' ' -f1); do kill -KILL "$_c" 2>/dev/null; done
 			if [ -n "$_hung" ]; then
 				echo "bounded: msb did not return within $_lim s: $_hung" >&2
 			else
