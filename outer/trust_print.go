@@ -5,13 +5,15 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
-	"github.com/agents-sandbox/asb/internal/termtext"
 	"io"
+	"os/exec"
 	"slices"
 	"strings"
 
 	"github.com/agents-sandbox/asb/internal/folderfs"
+	"github.com/agents-sandbox/asb/internal/termtext"
 	"github.com/agents-sandbox/asb/runner"
 	"github.com/agents-sandbox/asb/schema"
 )
@@ -196,7 +198,11 @@ func (v *Verdict) printFiles(ctx context.Context, w io.Writer, git runner.Git) e
 		d, err := git.Diff(ctx, e.name, theirs, ours)
 		if err != nil {
 			// No git here (a minimal machine): name the file at least.
-			fmt.Fprintf(w, "%s differs from asb's render (%d bytes against %d; no diff: %v)\n", e.name, len(ours), len(theirs), err)
+			why := err.Error()
+			if errors.Is(err, exec.ErrNotFound) {
+				why = "git is not installed"
+			}
+			fmt.Fprintf(w, "%s differs from asb's render (%d bytes against %d; no diff: %s)\n", e.name, len(ours), len(theirs), why)
 			continue
 		}
 		fmt.Fprint(w, d)
