@@ -109,6 +109,9 @@ func runBootScenario(t *testing.T) *testenv.Session {
 	testenv.Run(t, ctx, "", os.Environ(), append(podman, "save", "-o", filepath.Join(g.Data, "image.tar"), tag)...)
 	g.AddMSB(t)
 	g.AddStaticAsb(t)
+	if runsRealImage() {
+		startRealImagePrep(t) // beside this session: see realImagePrep
+	}
 	g.WriteFile(t, "bin/builder", []byte(guestBuilder), 0o755)
 	g.WriteFile(t, "canaries", []byte(strings.Join([]string{bootSecretOC, bootSecretGH, bootCanaryYAML,
 		bootCanaryTask, bootCanaryState, bootControl}, "\n")+"\n"), 0o644)

@@ -27,7 +27,13 @@ type imageFolder struct {
 
 func newImageFolder(t *testing.T, ctx context.Context, asb, name string, env []string) imageFolder {
 	t.Helper()
-	dir := filepath.Join(t.TempDir(), name)
+	return newImageFolderIn(t, ctx, asb, t.TempDir(), name, env)
+}
+
+// newImageFolderIn is newImageFolder in the folder parent.
+func newImageFolderIn(t *testing.T, ctx context.Context, asb, parent, name string, env []string) imageFolder {
+	t.Helper()
+	dir := filepath.Join(parent, name)
 	testenv.Run(t, ctx, filepath.Dir(dir), env, asb, "init", "--agent", "opencode", "--name", name,
 		"--base-image", "localhost/debian:trixie-slim", dir)
 	if err := os.WriteFile(filepath.Join(dir, "secrets.env"), []byte("OPENCODE_API_KEY="+canaryOpenCode+"\n"), 0o600); err != nil {

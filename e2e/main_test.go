@@ -16,6 +16,7 @@ func TestMain(m *testing.M) {
 	fmt.Printf("host shape: %s\n", testenv.HostShape())
 	cleanState := testenv.PrivateState()
 	code := m.Run()
+	cleanRealImagePrep()
 	cleanState()
 	testenv.StopDocker() // the one private dockerd of this test binary
 	testenv.RemoveStaticBuilds()
