@@ -194,20 +194,24 @@ func (v *Verdict) printFiles(ctx context.Context, w io.Writer, git runner.Git) e
 		if !e.diff {
 			continue
 		}
-		ours, theirs := v.Set.Files[e.name], render.Files[e.name]
-		d, err := git.Diff(ctx, e.name, theirs, ours)
-		if err != nil {
-			// No git here (a minimal machine): name the file at least.
-			why := err.Error()
-			if errors.Is(err, exec.ErrNotFound) {
-				why = "git is not installed"
-			}
-			fmt.Fprintf(w, "%s differs from asb's render (%d bytes against %d; no diff: %s)\n", e.name, len(ours), len(theirs), why)
-			continue
-		}
-		fmt.Fprint(w, d)
+		printDiff(ctx, w, git, e.name, render.Files[e.name], v.Set.Files[e.name])
 	}
 	return nil
+}
+
+// printDiff prints the diff of name from asb's render (theirs) to the
+// folder's (ours); without git (a minimal machine), the file's sizes and why.
+func printDiff(ctx context.Context, w io.Writer, git runner.Git, name string, theirs, ours []byte) {
+	d, err := git.Diff(ctx, name, theirs, ours)
+	if err == nil {
+		fmt.Fprint(w, d)
+		return
+	}
+	why := err.Error()
+	if errors.Is(err, exec.ErrNotFound) {
+		why = "git is not installed"
+	}
+	fmt.Fprintf(w, "%s differs from asb's render (%d bytes against %d; no diff: %s)\n", name, len(ours), len(theirs), why)
 }
 
 func digest(b []byte) string {
