@@ -4,11 +4,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/agents-sandbox/asb/internal/testkit/testenv"
 )
 
-// runLib runs script after lib.sh (as a guest session would) with a stand-in
+// runLib runs script after guestlib.sh and lib.sh (as a guest session would) with a stand-in
 // msb first on PATH, and returns its combined output and $DATA/retried.
 func runLib(t *testing.T, msb, script string) (string, string) {
 	t.Helper()
@@ -20,7 +23,7 @@ func runLib(t *testing.T, msb, script string) (string, string) {
 	if err := os.WriteFile(filepath.Join(bin, "msb"), []byte("#!/bin/sh\n"+msb), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command("sh", "-c", bootLib+"_n=thestep\n"+script)
+	cmd := exec.Command("sh", "-c", testenv.GuestLib+bootLib+"_n=thestep\n"+script)
 	cmd.Env = append(os.Environ(), "DATA="+data, "PATH="+bin+":"+os.Getenv("PATH"))
 	out, _ := cmd.CombinedOutput()
 	retried, _ := os.ReadFile(filepath.Join(data, "retried"))
@@ -34,6 +37,14 @@ func TestLibBoundedNamesTheHang(t *testing.T) {
 	if !strings.Contains(out, "msb did not return within 2 s: ") || !strings.Contains(out, "rc=124") ||
 		strings.Count(out, "bounded:") != 2 || !strings.Contains(retried, "thestep:msb_did_not_return") {
 		t.Errorf("an msb exec that never returns: want it named msb's and retried once, then 124\n%s\nretried: %q", out, retried)
+	}
+	// With the session's VM known, what runs in it then is listed (here the
+	// stand-in's exec as root runs its command on this host).
+	out, _ = runLib(t, "[ \"$1\" = exec ] || exit 0\n[ \"$2\" = --no-tty ] && { shift 6; exec \"$@\"; }\nwhile :; do sleep 1; done\n",
+		`echo "me=$$"; VM=thevm; bounded 2 msb exec vm -- true; echo "rc=$?"`)
+	me := regexp.MustCompile(`me=([0-9]+)`).FindStringSubmatch(out)
+	if !strings.Contains(out, "bounded: in thevm then (msb exec as root") || me == nil || !strings.Contains(out, "\n  "+me[1]+" ") {
+		t.Errorf("an msb exec that never returns, in a session whose VM is known: want the VM's processes listed\n%s", out)
 	}
 	out, retried = runLib(t, "exit 0\n", `flaky bounded 2 sleep 30; echo "rc=$?"`)
 	if !strings.Contains(out, "no msb command was running") || !strings.Contains(out, "rc=124") ||

@@ -1,7 +1,7 @@
-# lib.sh: what every real-boot guest session shares, after guestLib and
+# lib.sh: what every real-boot guest session shares, after guestlib.sh and
 # before its own script: on_fail, and the retries of what msb does by itself.
 #
-# on_fail: which guestLib's step runs when a step fails (not for
+# on_fail: which guestlib.sh's step runs when a step fails (not for
 # expect_fail): what the guest can say about it, for the test's message
 # (testenv.Step.Why quotes each "== " section's last lines). Bounded: under
 # emulation each msb call takes seconds, and a broken msb must not hang the
@@ -97,20 +97,8 @@ vm_back() {
 	bounded 300 asb task vm:start >&2
 }
 
-# runs_under PID ROOT: PID is ROOT or runs under it (by /proc's parent links).
-runs_under() {
-	_u=$1
-	while [ "${_u:-0}" -gt 1 ]; do
-		[ "$_u" = "$2" ] && return 0
-		read -r _us 2>/dev/null <"/proc/$_u/stat" || return 1
-		_us=${_us##*) }
-		_u=${_us#* }
-		_u=${_u%% *}
-	done
-	return 1
-}
-
-# msb_clients ROOT: "PID COMMAND" of each msb command running under ROOT,
+# msb_clients ROOT: "PID COMMAND" of each msb command running under ROOT
+# (guestlib.sh's runs_under),
 # the command a step waits on (a create, start, stop, exec or load; never
 # the VMs' own msb processes; a stand-in msb may be a script run by sh).
 # Only ROOT's: bounded kills them, and the lib's tests run it on a host
@@ -128,6 +116,17 @@ msb_clients() {
 		timeout -s KILL 5 tr '\0' ' ' 2>/dev/null <"$_p/cmdline"
 		echo
 	done | grep -E '^[0-9]+ ([^ ]*sh )?([^ ]*/)?msb (create|start|stop|exec|load|remove|rm) ' | cut -c1-160
+}
+
+# vm_procs: what runs in the session's VM ($VM), as root, bounded: after
+# an msb client hung, whether the VM's side of it still runs (its command
+# waits) or ended (msb lost its end). Nothing without $VM.
+vm_procs() {
+	[ -n "$VM" ] || return 0
+	echo "bounded: in $VM then (msb exec as root, each process's command line but the kernel's):"
+	# shellcheck disable=SC2016
+	timeout -s KILL 30 msb exec --no-tty -u root "$VM" -- sh -c 'for p in /proc/[0-9]*; do
+		c=$(tr "\0\n" "  " <"$p/cmdline" 2>/dev/null | cut -c1-160); [ -z "$c" ] || echo "  ${p#/proc/} $c"; done' 2>&1 | tail -n 60
 }
 
 # bounded LIMIT CMD…: CMD, ended after LIMIT seconds of the clock (exit
@@ -155,6 +154,7 @@ bounded() {
 			for _c in $(printf '%s\n' "$_bcl" | cut -d' ' -f1); do kill -KILL "$_c" 2>/dev/null; done
 			if [ -n "$_hung" ]; then
 				echo "bounded: msb did not return within $_lim s: $_hung" >&2
+				vm_procs >&2
 			else
 				echo "bounded: no answer within $_lim s, and no msb command was running: the hang is not msb's" >&2
 			fi

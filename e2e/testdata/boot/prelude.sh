@@ -1,5 +1,5 @@
 # prelude.sh: the start of every real-boot guest session (boot_real_test.go
-# puts it before scenario.sh or realimage.sh), after guestLib.
+# puts it before scenario.sh or realimage.sh), after guestlib.sh.
 # In the nested guest the scenario runs as an ordinary user, uid 2000, who
 # owns the outer folder and may use /dev/kvm, as asb's users do; root only
 # prepares that. (On a host that boots by itself it runs as the test does.)

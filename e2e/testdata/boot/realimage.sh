@@ -1,5 +1,5 @@
 # realimage.sh: the real toolchain image's guest session
-# (TestRealBootRealImage), after guestLib and prelude.sh (and, in the
+# (TestRealBootRealImage), after guestlib.sh and prelude.sh (and, in the
 # nested guest, lab.sh with lab_up run as root: the network lab). /data/outer
 # is the folder asb init wrote for OpenCode, untouched; copied here it is a
 # folder made elsewhere, which its user approves (asb trust) as a teammate
@@ -7,6 +7,9 @@
 # test's host is image.tar (loading it takes minutes under emulation).
 cd "$DATA/outer" || exit 1
 CREATE_LIMIT=900
+# A step that retries a command bounded at 900 s once may take twice that
+# and a restart of the VM (guestlib.sh's limit of a step).
+STEP_LIMIT=2700
 step real_trust asb trust
 
 # vmexec NAME ARGS…: asb task vm:exec -- ARGS, bounded; an exec msb never
@@ -21,6 +24,7 @@ vmexec() {
 }
 
 create real_create || exit 1
+VM=$(msb ls -q | head -n1)
 vmexec real_exec sh -c 'id -un; id -u; pwd; command -v opencode; node --version; podman --version'
 # The real agent end to end, where the lab runs (net/agent.sh): OpenCode's
 # own log of that run gives its version. Elsewhere --version does. Each

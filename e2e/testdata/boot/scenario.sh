@@ -1,6 +1,6 @@
 # scenario.sh: one guest session of the real-boot tests (boot_real_test.go).
 # Runs on a host that can boot microVMs (the nested guest, or this one),
-# after guestLib (step, note, now) and prelude.sh (the user, the PATH,
+# after guestlib.sh (step, note, now) and prelude.sh (the user, the PATH,
 # create). /data holds: bin/ (static asb, asb-task, ptyrun, the builder
 # stand-in), msb/, image.tar, outer/ (the folder asb generated, canaries in
 # place) and canaries (one a line).
@@ -18,8 +18,10 @@ for d in d1 d2 d3 "$DATA/outside-x"; do (cd "$d" && pwd -P >.mark); done
 # asb's own render, so its user approves it, as asb task asks.
 step trust asb trust
 
-vmexec() { flaky asb task vm:exec -- "$@"; }
-rootexec() { flaky msb exec --no-tty -u root "$VM" -- "$@"; }
+# Each exec is bounded: one msb never answered is named and retried by
+# flaky (lib.sh); CI of eb148e5 waited 55 minutes on an unbounded one.
+vmexec() { flaky bounded 300 asb task vm:exec -- "$@"; }
+rootexec() { flaky bounded 300 msb exec --no-tty -u root "$VM" -- "$@"; }
 
 step doctor asb doctor --boot
 step volume msb volume create --quiet extra-vol
@@ -42,10 +44,10 @@ step cfg_host ls -A opencode
 # hook, a core.fsmonitor, a clean filter (its committed .gitattributes
 # selects it) and a URL rewrite with an ssh command, each naming a program
 # of the host, and changes a file. The host brings the commit in as the
-# README says; the program never runs.
+# README says; the program never runs. A retry (flaky) commits once.
 step host_fetch_before asb fetch
 step vm_git vmexec sh -c "set -e; cd /workspace; echo '* filter=x' >.gitattributes; echo 'from the vm' >vm.txt
-git add .gitattributes vm.txt; git -c user.name=agent -c user.email=agent@vm commit -qm 'from the vm'
+git log -1 --format=%s | grep -qx 'from the vm' || { git add .gitattributes vm.txt; git -c user.name=agent -c user.email=agent@vm commit -qm 'from the vm'; }
 c=$DATA/canary.sh; git config core.fsmonitor \$c; git config filter.x.clean \$c; git config filter.x.smudge \$c
 git config url.ssh://evil.invalid/x.insteadOf /; git config core.sshCommand \$c
 for h in post-checkout reference-transaction post-index-change; do printf '#!/bin/sh\n%s hook\n' \$c >.git/hooks/\$h; chmod +x .git/hooks/\$h; done

@@ -1,6 +1,6 @@
 # lab.sh: the network lab's preparation of the nested guest, as root, for
 # the sessions that use it (net/scenario.sh; the real image's, before
-# prelude.sh). Runs after guestLib. /data/net holds the lab (lab.json,
+# prelude.sh). Runs after guestlib.sh. /data/net holds the lab (lab.json,
 # ca.pem, addrs, dns) and /data/bin/netlab its servers.
 #
 # lab_up: the lab's addresses on lo (no network device: nothing leaves this

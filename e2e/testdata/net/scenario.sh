@@ -1,7 +1,7 @@
 # scenario.sh: one guest session of the real-boot network tests
 # (net_real_test.go), in the nested guest only (the lab's servers bind
 # addresses and the name server that msb forwards to: never on a real host).
-# Runs after guestLib (step, note, now) and lab.sh (lab_up). /data holds:
+# Runs after guestlib.sh (step, note, now) and lab.sh (lab_up). /data holds:
 # bin/ (static asb, asb-task, ptyrun, netlab, the builder stand-in), msb/,
 # image.tar (busybox with netlab and secret-probe), net/ (the lab: lab.json,
 # ca.pem, addrs, presets, urls, checks, values), and one outer folder per

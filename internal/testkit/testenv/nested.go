@@ -2,6 +2,7 @@ package testenv
 
 import (
 	"bufio"
+	_ "embed"
 	"encoding/base64"
 	"fmt"
 	"os"
@@ -22,7 +23,7 @@ import (
 // an initramfs whose /init mounts a data disk on /data and runs
 // /data/run.sh. A Guest is that data disk's content: msb, the static asb,
 // images, the outer folder and the scenario script. Results come back over
-// the serial console, one line each (see guestLib).
+// the serial console, one line each (see GuestLib).
 //
 // Where the host itself can boot, the same scenario runs directly on it.
 
@@ -223,7 +224,7 @@ func lastLines(s string, n int) string {
 	return strings.Join(lines, "\n")
 }
 
-// parseSession reads the result lines of guestLib out of a log.
+// parseSession reads the result lines of guestlib.sh out of a log.
 func parseSession(shape, log string) *Session {
 	s := &Session{Shape: shape, Log: log, Steps: map[string]Step{}, Notes: map[string]string{}}
 	sc := bufio.NewScanner(strings.NewReader(log))
@@ -254,33 +255,11 @@ func parseSession(shape, log string) *Session {
 	return s
 }
 
-// guestLib is sourced by every scenario: `step NAME CMD…` runs CMD and
-// prints its exit code, seconds taken and output (base64, one line);
-// `note KEY VALUE…` prints a value; `now` is seconds since boot.
-const guestLib = `DATA=${DATA:-/data}
-now() { cut -d' ' -f1 /proc/uptime; }
-step() {
-	_n=$1; shift
-	_t0=$(now)
-	# A heartbeat while the command runs: the host takes a guest that
-	# prints nothing for minutes for hung (testenv.GuestStall).
-	( while sleep 60; do echo "@@asb beat $_n"; done ) &
-	_hb=$!
-	"$@" >"$DATA/.step.out" 2>"$DATA/.step.err" </dev/null
-	_rc=$?
-	kill $_hb 2>/dev/null
-	wait $_hb 2>/dev/null
-	_t1=$(now)
-	echo "@@asb step $_n $_rc $(awk "BEGIN{print $_t1-$_t0}") x$(base64 <"$DATA/.step.out" | tr -d '\n') x$(base64 <"$DATA/.step.err" | tr -d '\n')"
-	if [ $_rc != 0 ] && [ -z "$_nodiag" ] && command -v on_fail >/dev/null 2>&1; then
-		echo "@@asb diag $_n x$(on_fail "$_n" 2>&1 </dev/null | tail -n 400 | base64 | tr -d '\n')"
-	fi
-	return $_rc
-}
-# expect_fail NAME CMD…: a step whose failure is the point (no on_fail).
-expect_fail() { _nodiag=1; step "$@"; _rc=$?; _nodiag=; return $_rc; }
-note() { echo "@@asb note $*"; }
-`
+// GuestLib is sourced by every scenario, before its own script: step,
+// note, now (guestlib.sh says what each does, and how every step ends).
+//
+//go:embed guestlib.sh
+var GuestLib string
 
 // qemuCmd makes /data into an ext4 disk image and returns the QEMU command
 // that boots the nested guest with it: TCG with several threads (a single

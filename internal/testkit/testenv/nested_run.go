@@ -17,12 +17,11 @@ import (
 
 // GuestStall is how long a guest session's scenario may print nothing (the
 // kernel's own lines do not count: guestWatch) before it is taken for hung
-// and killed. guestLib's step prints a heartbeat every minute while its
-// command runs (each command of a scenario is bounded by its own timeout
-// inside the guest), so a session that is only slow — a loaded host,
-// emulation — never reaches it; a guest whose kernel or QEMU stopped does,
-// within minutes rather than at a wall-clock limit that a loaded host
-// would also reach.
+// and killed. GuestLib's step prints a heartbeat every minute while its
+// command runs (and ends a step that outlives its limit: guestlib.sh), so
+// a session that is only slow — a loaded host, emulation — never reaches
+// it; a guest whose kernel or QEMU stopped does, within minutes rather
+// than at a wall-clock limit that a loaded host would also reach.
 const GuestStall = 6 * time.Minute
 
 // guestMargin is kept of the test binary's deadline (go test -timeout) for
@@ -30,7 +29,7 @@ const GuestStall = 6 * time.Minute
 // what ran rather than go test's panic.
 const guestMargin = 2 * time.Minute
 
-// Run writes script as /data/run.sh (after guestLib) and runs it in the
+// Run writes script as /data/run.sh (after GuestLib) and runs it in the
 // guest, killed when it printed nothing for GuestStall, when its kernel
 // reported a CPU stuck for GuestLockup, when the test binary's deadline
 // nears, or when ctx ends; nothing it started is left.
@@ -38,7 +37,7 @@ const guestMargin = 2 * time.Minute
 // goes to the test log when the test fails.
 func (g *Guest) Run(t testing.TB, ctx context.Context, script string) *Session {
 	t.Helper()
-	g.WriteFile(t, "run.sh", []byte("GUEST_SHAPE="+g.Shape+"\n"+guestLib+script+"\necho '@@asb end'\n"), 0o755)
+	g.WriteFile(t, "run.sh", []byte("GUEST_SHAPE="+g.Shape+"\n"+GuestLib+script+"\necho '@@asb end'\n"), 0o755)
 	parent := ctx
 	if d, ok := testDeadline(t); ok {
 		var cancel context.CancelFunc

@@ -1,0 +1,103 @@
+# guestlib.sh: sourced by every guest session's script before its own
+# (testenv.GuestLib; nested_run.go). `step NAME CMD…` runs CMD and prints
+# its exit code, seconds taken and output (base64, one line); `note KEY
+# VALUE…` prints a value; `now` is seconds since boot.
+#
+# Every step ends: one still running after STEP_LIMIT seconds of the clock
+# (1500 unless the script sets it) is ended with what it ran, and fails
+# with exit 124 and a list of those processes. Commands bound their own
+# waits (lib.sh's bounded names an msb client that never answered, and
+# flaky retries that); this is the floor under them, so that one command
+# no bound covers costs a step, not the test binary's whole deadline (CI
+# of eb148e5: an unbounded vm:exec beat for 55 minutes).
+DATA=${DATA:-/data}
+now() { cut -d' ' -f1 /proc/uptime; }
+
+# runs_under PID ROOT: PID is ROOT or runs under it (by /proc's parent links).
+runs_under() {
+	_u=$1
+	while [ "${_u:-0}" -gt 1 ]; do
+		[ "$_u" = "$2" ] && return 0
+		read -r _us 2>/dev/null <"/proc/$_u/stat" || return 1
+		_us=${_us##*) }
+		_u=${_us#* }
+		_u=${_u%% *}
+	done
+	return 1
+}
+
+# started PID: when PID started, in clock ticks since boot (/proc's stat,
+# field 22), in $_st.
+started() {
+	read -r _st 2>/dev/null <"/proc/$1/stat" || return 1
+	# shellcheck disable=SC2086
+	set -- ${_st##*) }
+	shift 19
+	_st=$1
+}
+
+# step_procs ME SINCE: each process this shell started after ME (the
+# step's watch, which started at SINCE, in ticks), but for ME's own: "PID
+# NAME", one a line. What earlier steps left in the background (a lab's
+# servers) is older; within ME's tick, a later fork has a higher PID.
+step_procs() {
+	for _p in /proc/[0-9]*; do
+		_p=${_p#/proc/}
+		[ "$_p" != $$ ] && runs_under "$_p" $$ && ! runs_under "$_p" "$1" || continue
+		started "$_p" || continue
+		[ "$_st" -gt "$2" ] || { [ "$_st" = "$2" ] && [ "$_p" -gt "$1" ]; } || continue
+		read -r _pc 2>/dev/null <"/proc/$_p/comm" || continue
+		echo "$_p $_pc"
+	done
+}
+
+# step_watch LIMIT: the step's companion. A heartbeat every STEP_BEAT
+# seconds (the host takes a guest that prints nothing for minutes for hung:
+# testenv.GuestStall); once the step ran LIMIT seconds, its processes are
+# listed in $DATA/.step.hung and killed, each second until the step ends.
+step_watch() {
+	_wme=$(exec sh -c 'echo $PPID')
+	started "$_wme"
+	_wt=$_st
+	_w0=$(date +%s)
+	while [ $(($(date +%s) - _w0)) -lt "$1" ]; do
+		sleep "${STEP_BEAT:-60}"
+		echo "@@asb beat $_n"
+	done
+	{
+		echo "step $_n: still running after $1 s, its limit (guestlib.sh's STEP_LIMIT): killed what it ran:"
+		step_procs "$_wme" "$_wt" | while read -r _p _pc; do
+			echo "  $_p $_pc: $(timeout -s KILL 5 tr '\0' ' ' 2>/dev/null <"/proc/$_p/cmdline" | cut -c1-200)"
+		done
+	} >"$DATA/.step.hung"
+	while :; do
+		for _p in $(step_procs "$_wme" "$_wt" | cut -d' ' -f1); do kill -KILL "$_p" 2>/dev/null; done
+		sleep 1
+	done
+}
+
+step() {
+	_n=$1
+	shift
+	_t0=$(now)
+	rm -f "$DATA/.step.hung"
+	step_watch "${STEP_LIMIT:-1500}" &
+	_hb=$!
+	"$@" >"$DATA/.step.out" 2>"$DATA/.step.err" </dev/null
+	_rc=$?
+	kill $_hb 2>/dev/null
+	wait $_hb 2>/dev/null
+	if [ -e "$DATA/.step.hung" ]; then
+		_rc=124
+		cat "$DATA/.step.hung" >>"$DATA/.step.err"
+	fi
+	_t1=$(now)
+	echo "@@asb step $_n $_rc $(awk "BEGIN{print $_t1-$_t0}") x$(base64 <"$DATA/.step.out" | tr -d '\n') x$(base64 <"$DATA/.step.err" | tr -d '\n')"
+	if [ $_rc != 0 ] && [ -z "$_nodiag" ] && command -v on_fail >/dev/null 2>&1; then
+		echo "@@asb diag $_n x$(on_fail "$_n" 2>&1 </dev/null | tail -n 400 | base64 | tr -d '\n')"
+	fi
+	return $_rc
+}
+# expect_fail NAME CMD…: a step whose failure is the point (no on_fail).
+expect_fail() { _nodiag=1; step "$@"; _rc=$?; _nodiag=; return $_rc; }
+note() { echo "@@asb note $*"; }

@@ -1,0 +1,96 @@
+package testenv
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// guestShells are the shells the sessions use that this host has: sh, and
+// busybox's (the nested guest's).
+func guestShells() map[string][]string {
+	shells := map[string][]string{"sh": {"sh", "-c"}}
+	if bb, err := exec.LookPath("busybox"); err == nil {
+		shells["busybox"] = []string{bb, "sh", "-c"}
+	}
+	return shells
+}
+
+// runGuestLib runs script after GuestLib under shell, with a short beat and
+// limit, and returns its session.
+func runGuestLib(t *testing.T, shell []string, script string) *Session {
+	t.Helper()
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, shell[0], append(shell[1:], GuestLib+"STEP_BEAT=1 STEP_LIMIT=3\n"+script)...)
+	cmd.Env = append(os.Environ(), "DATA="+t.TempDir())
+	// What the script left running is killed with it, and holds no pipe.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = time.Second
+	b, err := cmd.CombinedOutput()
+	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	if err != nil {
+		t.Fatalf("%v (after %s)\n%s", err, time.Since(start).Round(time.Second), b)
+	}
+	return parseSession(ShapeDirect, string(b))
+}
+
+// A step still running at its limit is ended with what it ran, and fails
+// with 124 and the list; the session goes on, and what an earlier step left
+// running in the background (a lab's server) lives on. A step within its
+// limit, and one under a longer limit the script set, are left alone.
+func TestGuestLibEndsAStepAtItsLimit(t *testing.T) {
+	for name, shell := range guestShells() {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			checkStepLimit(t, runGuestLib(t, shell, `sleep 300 &
+bg=$!
+hang() { sleep 301; echo after-first; sleep 302; echo after-second; }
+step hung hang
+step quick echo hi
+STEP_LIMIT=30
+step long sleep 4
+if kill -0 $bg 2>/dev/null; then note bg alive; kill $bg; else note bg killed; fi
+left=""
+for p in /proc/[0-9]*; do tr '\0' ' ' <"$p/cmdline" 2>/dev/null | grep -q '^sleep 30[12]' && left="$left ${p#/proc/}"; done
+note left "$left"
+echo '@@asb end'`))
+		})
+	}
+}
+
+func checkStepLimit(t *testing.T, s *Session) {
+	t.Helper()
+	if !s.Ended {
+		t.Fatalf("the session did not end:\n%s", s.Log)
+	}
+	st := s.Steps["hung"]
+	if st.Code != 124 || !strings.Contains(st.Err, "step hung: still running after 3 s, its limit") ||
+		!strings.Contains(st.Err, "sleep 301") || strings.Contains(st.Err, "sleep 300") {
+		t.Errorf("a step past its limit: want exit 124, its process listed (not the background one of before): %+v", st)
+	}
+	if st.Secs > 20 {
+		t.Errorf("the hung step took %.1f s: want about its limit (3 s) and the beat", st.Secs)
+	}
+	if !strings.Contains(s.Log, "@@asb beat hung") {
+		t.Errorf("no heartbeat while the step ran:\n%s", s.Log)
+	}
+	if q := s.Steps["quick"]; q.Code != 0 || q.Out != "hi\n" {
+		t.Errorf("the next step: %+v", q)
+	}
+	if l := s.Steps["long"]; l.Code != 0 || l.Err != "" {
+		t.Errorf("a step under a limit of 30 s (the script's own) that takes 4: want it left to end: %+v", l)
+	}
+	if s.Notes["bg"] != "alive" {
+		t.Errorf("a background process of before the step was killed with it")
+	}
+	if strings.TrimSpace(s.Notes["left"]) != "" {
+		t.Errorf("the hung step's processes still run: %s", s.Notes["left"])
+	}
+}
