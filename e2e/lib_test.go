@@ -99,6 +99,23 @@ bounded 3 msb exec vm -- true; echo "rc=$?"; echo "sleeps=$(wc -l <"$DATA/sleeps
 	}
 }
 
+// bounded returns when its command ends, not at its clock's next turn (a
+// poll each second added up to a second to every exec the boot session's
+// speed steps compare with bare msb's). Here a turn of the clock takes 5 s
+// and says so when it ends; the command takes 0.3 s: bounded must return
+// before any turn ended.
+func TestLibBoundedReturnsWhenItsCommandEnds(t *testing.T) {
+	real, err := exec.LookPath("sleep")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _ := runLib(t, "exit 0\n", `printf '#!/bin/sh\n[ "$1" = 1 ] || exec `+real+` "$@"\n`+real+` 5\necho x >>"$DATA/turns"\n' >"$DATA/bin/sleep"; chmod +x "$DATA/bin/sleep"
+bounded 30 `+real+` 0.3; echo "rc=$? turns=$(cat "$DATA/turns" 2>/dev/null | wc -l)"`)
+	if !strings.Contains(out, "rc=0 turns=0") {
+		t.Errorf("a command of 0.3 s, bounded at 30 s: want its exit then, before a turn of the clock ended\n%s", out)
+	}
+}
+
 // flaky retries only what FLAKES names, and what it retried is recorded.
 func TestLibFlakyRetriesOnlyNamedFailures(t *testing.T) {
 	out, retried := runLib(t, "", `flaky sh -c 'echo "error: sandbox process exited before agent relay became available" >&2; exit 1'; echo "rc=$?"`)

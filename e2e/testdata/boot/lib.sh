@@ -134,36 +134,53 @@ vm_procs() {
 # fork) took well over a second, and a real_exec bounded at 900 ran 25
 # minutes (CI run 26). Which side hung is said, for flaky: an msb client
 # still running then (msb never answered) is "msb did not return within
-# LIMIT s" and may be retried; none is asb's own hang, which stands.
+# LIMIT s" and may be retried; none is asb's own hang, which stands. The
+# shell waits for CMD itself, so CMD's end is seen at once (a poll each
+# second added up to a second to every exec the speed steps compare).
 bounded() {
 	_lim=$1
 	shift
 	"$@" &
 	_bp=$!
-	_b0=$(date +%s)
-	while kill -0 $_bp 2>/dev/null; do
-		if [ $(($(date +%s) - _b0)) -ge "$_lim" ]; then
-			# Read before the kill: a client whose parent ended is no
-			# longer under CMD.
-			_bcl=$(msb_clients "$_bp")
-			_hung=$(printf '%s\n' "$_bcl" | head -n 1)
-			kill -TERM $_bp 2>/dev/null
-			_bk=0
-			while kill -0 $_bp 2>/dev/null && [ $_bk -lt 10 ]; do sleep 0.5; _bk=$((_bk + 1)); done
-			kill -KILL $_bp 2>/dev/null
-			for _c in $(printf '%s\n' "$_bcl" | cut -d' ' -f1); do kill -KILL "$_c" 2>/dev/null; done
-			if [ -n "$_hung" ]; then
-				echo "bounded: msb did not return within $_lim s: $_hung" >&2
-				vm_procs >&2
-			else
-				echo "bounded: no answer within $_lim s, and no msb command was running: the hang is not msb's" >&2
-			fi
-			wait $_bp 2>/dev/null
-			return 124
-		fi
-		sleep 1
-	done
+	bounded_watch "$_lim" $_bp &
+	_bw=$!
 	wait $_bp
+	_brc=$?
+	if [ -e "$DATA/.bounded.$_bp" ]; then
+		wait $_bw 2>/dev/null # its kill of the clients, and its word
+		rm -f "$DATA/.bounded.$_bp"
+		return 124
+	fi
+	kill $_bw 2>/dev/null
+	wait $_bw 2>/dev/null
+	return $_brc
+}
+
+# bounded_watch LIMIT PID: bounded's clock. At LIMIT seconds it marks
+# $DATA/.bounded.PID, ends PID and the msb clients under it, and says
+# whose hang it was.
+bounded_watch() {
+	_b0=$(date +%s)
+	while [ $(($(date +%s) - _b0)) -lt "$1" ]; do
+		sleep 1
+		kill -0 "$2" 2>/dev/null || return 0
+	done
+	: >"$DATA/.bounded.$2"
+	# Read before the kill: a client whose parent ended is no longer
+	# under PID.
+	_bcl=$(msb_clients "$2")
+	_hung=$(printf '%s\n' "$_bcl" | head -n 1)
+	kill -TERM "$2" 2>/dev/null
+	_bk=0
+	while kill -0 "$2" 2>/dev/null && [ $_bk -lt 10 ]; do sleep 0.5; _bk=$((_bk + 1)); done
+	kill -KILL "$2" 2>/dev/null
+	for _c in $(printf '%s\n' "$_bcl" | cut -d' ' -f1); do kill -KILL "$_c" 2>/dev/null; done
+	if [ -n "$_hung" ]; then
+		echo "bounded: msb did not return within $1 s: $_hung" >&2
+		vm_procs >&2
+	else
+		echo "bounded: no answer within $1 s, and no msb command was running: the hang is not msb's" >&2
+	fi
 }
 
 # create NAME: asb task vm:create; a boot msb failed by itself is removed

@@ -92,7 +92,8 @@ step agent_warm timeout 120 ptyrun asb task agent
 # (the Taskfile's own msb create line).
 # Each warm: the first run of a task records its warm path, unmeasured.
 vmexec true >/dev/null 2>&1
-for i in 1 2 3 4 5; do step "x_asb_exec$i" vmexec true; step "x_msb_exec$i" flaky msb exec --no-tty -u dev -w /workspace "$VM" -- true; done
+# Both sides bounded alike (vmexec is), so the harness costs each the same.
+for i in 1 2 3 4 5; do step "x_asb_exec$i" vmexec true; step "x_msb_exec$i" flaky bounded 300 msb exec --no-tty -u dev -w /workspace "$VM" -- true; done
 ptyrun asb task agent >/dev/null 2>&1
 for i in 1 2 3 4 5; do step "x_asb_agent$i" flaky ptyrun asb task agent; step "x_msb_agent$i" flaky ptyrun msb exec -t -u dev -w /workspace "$VM" -- opencode; done
 # The speed steps end with the VM stopped behind asb's back and started
