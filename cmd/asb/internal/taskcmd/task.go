@@ -227,16 +227,18 @@ func identify(ctx context.Context, o *Options, dir string, tf runner.TaskfileFac
 	return vars, nil
 }
 
-// completeNames lists the tasks for shell completion, from the Taskfile
-// itself (no engine: completion runs on every Tab).
+// completeNames lists the tasks for shell completion (no engine:
+// completion runs on every Tab): from the record of the Taskfile's facts
+// while it is of the Taskfile's very bytes, as a run takes them, else
+// from the Taskfile itself. Completion only looks: it records nothing.
 func completeNames(o *Options) ([]string, error) {
 	dir, err := cmdutil.FolderDir(o.Getwd, o.Dir)
 	if err != nil {
 		return nil, err
 	}
-	tf, err := runner.ReadTaskfile(dir)
+	f, err := runner.ReadTaskfileFacts(dir, false)
 	if err != nil {
 		return nil, err
 	}
-	return tf.Names(), nil
+	return f.Names, nil
 }
