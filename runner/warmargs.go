@@ -66,10 +66,11 @@ func (r *WarmRecord) Rewrite(f func(string) string) *WarmRecord {
 		res := make([]WarmStep, len(in))
 		for i, s := range in {
 			cmd := f(s.Cmd)
-			if cmd != s.Cmd && (s.Kind == "status" || s.Kind == "precondition") {
-				s.IsDir = DirCheck(cmd) // judged on the check as the arguments made it
+			if cmd != s.Cmd {
+				s.Cmd = cmd
+				s = s.Judged() // on the check as the arguments made it
 			}
-			s.Cmd, s.Log, s.Dir, s.VM = cmd, f(s.Log), f(s.Dir), f(s.VM)
+			s.Log, s.Dir, s.VM = f(s.Log), f(s.Dir), f(s.VM)
 			s.Env, s.Dotenv, s.Set, s.Shopt = mapAll(s.Env, f), mapAll(s.Dotenv, f), mapAll(s.Set, f), mapAll(s.Shopt, f)
 			res[i] = s
 		}

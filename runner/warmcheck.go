@@ -54,6 +54,18 @@ func VMCheck(cmd string) string {
 	return ""
 }
 
+// Judged is s with IsDir set as its command makes it: the path a
+// precondition or status check only tests to be a folder (DirCheck); ""
+// for any other step. The one place a record's steps are judged so, when
+// the engine records them and when a run's arguments rewrite them.
+func (s WarmStep) Judged() WarmStep {
+	s.IsDir = ""
+	if s.Kind == "precondition" || s.Kind == "status" {
+		s.IsDir = DirCheck(s.Cmd)
+	}
+	return s
+}
+
 // DirCheck returns the path a check tests to be a folder, when the check is
 // only that, as the generated Taskfile writes vm:create's precondition:
 //

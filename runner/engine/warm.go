@@ -114,8 +114,7 @@ func (t *Tasks) compileRecord(spec runner.EngineSpec, key runner.WarmKey) (*runn
 			return nil, name + ": " + why
 		}
 		for _, p := range ct.Preconditions {
-			r.Checks = append(r.Checks, runner.WarmStep{Task: ct.Name(), Kind: "precondition", Cmd: p.Sh, Dir: ct.Dir, Env: env, Dotenv: dotenv,
-				IsDir: runner.DirCheck(p.Sh)})
+			r.Checks = append(r.Checks, runner.WarmStep{Task: ct.Name(), Kind: "precondition", Cmd: p.Sh, Dir: ct.Dir, Env: env, Dotenv: dotenv}.Judged())
 		}
 		if why := t.recordCmds(r, ct, spec); why != "" {
 			return nil, why
@@ -152,11 +151,7 @@ func (t *Tasks) recordDep(r *runner.WarmRecord, call *task.Call, spec runner.Eng
 		return call.Task + ": " + why
 	}
 	step := func(kind, cmd string) runner.WarmStep {
-		s := runner.WarmStep{Task: ct.Name(), Kind: kind, Cmd: cmd, Dir: ct.Dir, Env: env, Dotenv: dotenv}
-		if kind != "uptodate" {
-			s.IsDir = runner.DirCheck(cmd) // judged once, here: the warm run stats
-		}
-		return s
+		return runner.WarmStep{Task: ct.Name(), Kind: kind, Cmd: cmd, Dir: ct.Dir, Env: env, Dotenv: dotenv}.Judged()
 	}
 	for _, p := range ct.Preconditions {
 		r.Checks = append(r.Checks, step("precondition", p.Sh))
