@@ -50,6 +50,7 @@ type Guest struct {
 	qemu  string // the nested parts (ShapeNested)
 	// retried: the guest kernel panicked once and the session ran again.
 	retried bool
+	qemuLog string // QEMU's own log of this session's resets (qemuCmd)
 }
 
 // NewGuest prepares the guest session name for the test: the nested host
@@ -277,14 +278,37 @@ func (g *Guest) qemuCmd(t testing.TB) *exec.Cmd {
 	}
 	q := filepath.Join(g.qemu, "qemu")
 	libs := filepath.Join(q, "lib/x86_64-linux-gnu") + ":" + filepath.Join(q, "usr/lib/x86_64-linux-gnu")
-	return exec.Command(filepath.Join(q, "lib64/ld-linux-x86-64.so.2"), "--library-path", libs,
+	args := []string{"--library-path", libs,
 		filepath.Join(q, "usr/bin/qemu-system-x86_64"),
 		"-L", filepath.Join(q, "usr/share/qemu"), "-L", filepath.Join(q, "usr/share/seabios"),
 		"-accel", "tcg,thread=multi,tb-size=512", "-smp", "2", "-m", "4G", "-cpu", "max",
 		"-kernel", filepath.Join(g.qemu, "vmlinux"), "-initrd", filepath.Join(g.qemu, "initramfs"),
 		"-append", "console=ttyS0 panic=-1 quiet loglevel=1",
 		"-nographic", "-monitor", "none", "-serial", "stdio", "-no-reboot", "-nic", "none",
-		"-drive", "file="+img+",format=raw,if=virtio,cache=unsafe")
+		"-drive", "file=" + img + ",format=raw,if=virtio,cache=unsafe"}
+	// QEMU's own log of each reset of the machine, with its CPU's state
+	// then: where a guest that reset by itself in the middle of the
+	// scenario was (three times, each while an agent ran in the microVM).
+	g.qemuLog = ""
+	if f, err := artifact("qemu-" + g.Name + ".log"); err == nil {
+		g.qemuLog = f.Name()
+		_ = f.Close()
+		args = append(args, "-d", "cpu_reset", "-D", g.qemuLog)
+	}
+	return exec.Command(filepath.Join(q, "lib64/ld-linux-x86-64.so.2"), args...)
+}
+
+// qemuLogEnd is the end of QEMU's own log of the session (qemuCmd), for a
+// message; "" where there is none.
+func (g *Guest) qemuLogEnd() string {
+	if g.qemuLog == "" {
+		return ""
+	}
+	raw, err := os.ReadFile(g.qemuLog)
+	if err != nil || len(raw) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("\nQEMU's own log of the machine's resets (%s), its end:\n%s", g.qemuLog, lastLines(strings.TrimRight(string(raw), "\n"), 40))
 }
 
 // Why is what a failed step's message quotes: the end of what it printed,

@@ -93,7 +93,7 @@ func (g *Guest) Run(t testing.TB, ctx context.Context, script string) *Session {
 	}
 	t.Cleanup(func() {
 		if t.Failed() {
-			t.Logf("guest session %s console (%s, whole in %s; result lines left out):\n%s", g.Name, g.Shape, console, lastLines(consoleOnly(s.Log), 150))
+			t.Logf("guest session %s console (%s, whole in %s; result lines left out):\n%s%s", g.Name, g.Shape, console, lastLines(consoleOnly(s.Log), 150), g.qemuLogEnd())
 		}
 	})
 	// Now and then the nested guest itself fails under emulated SVM: a
@@ -101,7 +101,7 @@ func (g *Guest) Run(t testing.TB, ctx context.Context, script string) *Session {
 	// disk (qemuCmd makes it again from Data).
 	if why := emulationFault(g.Shape, s, err); why != "" && !g.retried && parent.Err() == nil {
 		g.retried = true
-		t.Logf("%s (docs/testing.md): the session runs once more", why)
+		t.Logf("%s (docs/testing.md): the session runs once more%s", why, g.qemuLogEnd())
 		return g.Run(t, parent, script)
 	}
 	return s

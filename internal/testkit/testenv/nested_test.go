@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -179,5 +181,29 @@ func TestEmulationFault(t *testing.T) {
 		if got := emulationFault(ShapeDirect, s, c.err); got != "" {
 			t.Errorf("%s: a direct run is never the emulation's: %q", c.name, got)
 		}
+	}
+}
+
+// A session's message quotes the end of QEMU's own log of its resets (the
+// CPU's state where a guest reset by itself), and nothing where there is
+// no such log or it is empty.
+func TestQemuLogEnd(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "qemu-x.log")
+	var b strings.Builder
+	for i := 0; i < 60; i++ {
+		fmt.Fprintf(&b, "CPU Reset (CPU 0) line %d\n", i)
+	}
+	if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got := (&Guest{qemuLog: p}).qemuLogEnd()
+	if !strings.Contains(got, p) || !strings.Contains(got, "line 59") || strings.Contains(got, "line 19\n") {
+		t.Errorf("the end of QEMU's log: %q", got)
+	}
+	if err := os.WriteFile(p, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := (&Guest{qemuLog: p}).qemuLogEnd() + (&Guest{}).qemuLogEnd(); got != "" {
+		t.Errorf("an empty log, and none: want nothing, got %q", got)
 	}
 }
