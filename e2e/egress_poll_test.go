@@ -14,10 +14,13 @@ import (
 // more, and the record of the second is returned; a create that ended
 // otherwise without a record, or refused twice, is an error that quotes
 // what it said. The stand-in msb fails its creates as $DATA/fail says, one
-// word a create; its inspect answers once a create is in flight.
+// word a create, and a create after the first without --replace as msb
+// did in ci7 of 2026-12-06 ("sandbox already exists": what the refused
+// create left); its inspect answers once a create is in flight.
 func TestStartAndPollRetriesOnlyMSBsRecordRace(t *testing.T) {
 	msb := `case "$1" in
 create) n=$(($(cat "$DATA/n" 2>/dev/null || echo 0) + 1)); echo $n >"$DATA/n"
+	[ $n = 1 ] || case " $* " in *" --replace "*) ;; *) echo "error: sandbox already exists: sandbox 'vm' already exists" >&2; exit 1 ;; esac
 	case $(sed -n "${n}p" "$DATA/fail") in
 	race) echo 'error: failed to start "vm"' >&2; echo '  → config: insert run: Query Error: error returned from database: (code: 787) FOREIGN KEY constraint failed' >&2; exit 1 ;;
 	other) echo 'error: something else' >&2; exit 1 ;;

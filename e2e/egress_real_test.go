@@ -215,7 +215,11 @@ func startAndPoll(t *testing.T, ctx context.Context, dir string, env []string, m
 			return nil, nil, fmt.Errorf("%w\nmsb create %s ended with exit %d:\n%s%s", err, vm, code, out, errOut)
 		}
 		t.Logf("retried under msb's own failure (its database refused the VM's record, %q): msb create %s ended with exit %d:\n%s", testenv.MSBRecordRace, vm, code, errOut)
-		_, _, _ = testenv.RunErr(ctx, dir, env, nil, msb, "remove", "--force", "--quiet", vm) // what it left, if anything
+		// What the refused create left may be a record msb's inspect does
+		// not show and its next create finds ("sandbox already exists":
+		// ci7 of 2026-12-06): the retry replaces it.
+		_, _, _ = testenv.RunErr(ctx, dir, env, nil, msb, "remove", "--force", "--quiet", vm)
+		argv = append(slices.Clone(argv), "--replace")
 	}
 }
 
