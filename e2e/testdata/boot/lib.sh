@@ -98,7 +98,7 @@ vm_back() {
 }
 
 # msb_clients ROOT: "PID COMMAND" of each msb command running under ROOT
-# (guestlib.sh's runs_under),
+# (guestlib.sh's runs_under and cmdline),
 # the command a step waits on (a create, start, stop, exec or load; never
 # the VMs' own msb processes; a stand-in msb may be a script run by sh).
 # Only ROOT's: bounded kills them, and the lib's tests run it on a host
@@ -113,7 +113,7 @@ msb_clients() {
 		case $_c in msb | sh) ;; *) continue ;; esac
 		runs_under "${_p#/proc/}" "$1" || continue
 		printf '%s ' "${_p#/proc/}"
-		timeout -s KILL 5 tr '\0' ' ' 2>/dev/null <"$_p/cmdline"
+		cmdline "${_p#/proc/}"
 		echo
 	done | grep -E '^[0-9]+ ([^ ]*sh )?([^ ]*/)?msb (create|start|stop|exec|load|remove|rm) ' | cut -c1-160
 }

@@ -26,6 +26,11 @@ runs_under() {
 	return 1
 }
 
+# cmdline PID: PID's command line, words by spaces, bounded: reading it
+# waits for the process's memory lock, which a stuck VM process may hold
+# for good (its name, /proc/PID/comm, needs no lock).
+cmdline() { timeout -s KILL 5 tr '\0' ' ' 2>/dev/null <"/proc/$1/cmdline"; }
+
 # started PID: when PID started, in clock ticks since boot (/proc's stat,
 # field 22), in $_st.
 started() {
@@ -67,7 +72,7 @@ step_watch() {
 	{
 		echo "step $_n: still running after $1 s, its limit (guestlib.sh's STEP_LIMIT): killed what it ran:"
 		step_procs "$_wme" "$_wt" | while read -r _p _pc; do
-			echo "  $_p $_pc: $(timeout -s KILL 5 tr '\0' ' ' 2>/dev/null <"/proc/$_p/cmdline" | cut -c1-200)"
+			echo "  $_p $_pc: $(cmdline "$_p" | cut -c1-200)"
 		done
 	} >"$DATA/.step.hung"
 	while :; do
