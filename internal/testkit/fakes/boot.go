@@ -38,6 +38,11 @@ const BootEnv = "ASB_FAKE_BOOT"
 // BootSecondsEnv is how long a "spin" or "slow" boot takes.
 const BootSecondsEnv = "ASB_FAKE_BOOT_SECONDS"
 
+// MachineDelayEnv is how many seconds a VM's own process waits before it
+// takes the VM's lifecycle lock: what a loaded host does to a process's
+// start, made certain.
+const MachineDelayEnv = "ASB_FAKE_MACHINE_DELAY"
+
 // NoBootEnv, set to 1, is BootEnv=fail.
 const NoBootEnv = "ASB_FAKE_NO_BOOT"
 
@@ -207,20 +212,8 @@ func (e *env) boot(vm VMRecord) error {
 	default:
 		verb, outcome, seconds = "hold", "ok", 0
 	}
-	self, err := exec.LookPath("msb")
+	m, err := e.startMachine(vm.Name, verb, seconds, outcome)
 	if err != nil {
-		return err
-	}
-	// The machine first, then the record: whoever sees the VM Starting
-	// finds its machine process.
-	m := exec.Command(self, verb, "--name", vm.Name, "--seconds", fmt.Sprint(seconds), "--outcome", outcome)
-	m.SysProcAttr = &syscall.SysProcAttr{Setsid: true} // as msb: out of the terminal's reach
-	// and, as msb's, with none of the caller's streams: stdin, stdout and
-	// stderr are /dev/null (nil), so no pipe stays open behind a create.
-	if err := m.Start(); err != nil {
-		return err
-	}
-	if err := e.putRaw("msb-machines", vm.Name, []byte(strconv.Itoa(m.Process.Pid))); err != nil {
 		return err
 	}
 	exited := make(chan struct{})
@@ -250,6 +243,40 @@ func (e *env) boot(vm VMRecord) error {
 		case <-time.After(5 * time.Millisecond):
 		}
 	}
+}
+
+// startMachine starts the VM's own process and returns once it holds the
+// VM's lifecycle lock (or has ended, or 10 s passed): the machine first,
+// then the record, so whoever sees the VM Starting finds its machine
+// process and the lock held, as a running VM's is.
+func (e *env) startMachine(vm, verb string, seconds float64, outcome string) (*exec.Cmd, error) {
+	self, err := exec.LookPath("msb")
+	if err != nil {
+		return nil, err
+	}
+	held, tell, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	defer held.Close()
+	m := exec.Command(self, verb, "--name", vm, "--seconds", fmt.Sprint(seconds), "--outcome", outcome)
+	m.SysProcAttr = &syscall.SysProcAttr{Setsid: true} // as msb: out of the terminal's reach
+	// and, as msb's, with none of the caller's streams: stdin, stdout and
+	// stderr are /dev/null (nil), so no pipe stays open behind a create.
+	// Its fd 3 is closed once it holds the lock.
+	m.ExtraFiles = []*os.File{tell}
+	m.Env = append(os.Environ(), heldFDEnv+"=3")
+	err = m.Start()
+	tell.Close()
+	if err != nil {
+		return nil, err
+	}
+	if err := e.putRaw("msb-machines", vm, []byte(strconv.Itoa(m.Process.Pid))); err != nil {
+		return nil, err
+	}
+	_ = held.SetReadDeadline(time.Now().Add(10 * time.Second))
+	_, _ = io.Copy(io.Discard, held) // until the machine closes fd 3
+	return m, nil
 }
 
 // runUntilGone waits for SIGTERM (true: stopped) or for the VM to be gone

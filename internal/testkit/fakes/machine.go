@@ -42,11 +42,15 @@ func (e *env) machine(args []string) error {
 	term := make(chan os.Signal, 1)
 	signal.Notify(term, syscall.SIGTERM, syscall.SIGINT)
 	defer os.Remove(e.path("msb-machines", name))
+	if d, err := strconv.ParseFloat(os.Getenv(MachineDelayEnv), 64); err == nil {
+		time.Sleep(time.Duration(d * float64(time.Second)))
+	}
 	lock, err := holdLifecycleLock(name)
 	if err != nil {
 		return err
 	}
 	defer lock.Close()
+	tellHeld()
 	if !e.awaitStarting(name, term) {
 		return e.setStatus(name, "Stopped")
 	}
@@ -66,6 +70,22 @@ func (e *env) machine(args []string) error {
 		return nil
 	}
 	return e.setStatus(name, "Stopped")
+}
+
+// heldFDEnv names the descriptor a machine closes once it holds its VM's
+// lifecycle lock: the create or start that started it waits for that.
+const heldFDEnv = "ASB_FAKE_HELD_FD"
+
+// tellHeld closes the descriptor heldFDEnv names, when it is set.
+func tellHeld() {
+	fd, err := strconv.Atoi(os.Getenv(heldFDEnv))
+	if err != nil || fd < 3 {
+		return
+	}
+	_ = os.Unsetenv(heldFDEnv)
+	if f := os.NewFile(uintptr(fd), "held"); f != nil {
+		_ = f.Close()
+	}
 }
 
 // holdLifecycleLock takes the VM's lifecycle lock as msb's sandbox

@@ -159,6 +159,7 @@ func TestFailedCreateLeavesNoVM(t *testing.T) {
 		t.Fatalf("the failed create left the VM recorded %s", rec.Status)
 	}
 	t.Setenv(fakes.BootEnv, "")
+	t.Setenv(fakes.MachineDelayEnv, "")
 	p.env = os.Environ()
 	p.calls()
 	if _, errOut, code := p.start(t, "task", "vm:create").Wait(ctx); code != 0 {
@@ -294,6 +295,7 @@ func TestWarmAgentAfterAKilledBoot(t *testing.T) {
 		t.Fatalf("vm:stop: exit %d\n%s", code, errOut)
 	}
 	t.Setenv(fakes.BootEnv, "spin")
+	t.Setenv(fakes.MachineDelayEnv, "0.5") // as under load: msb's Starting comes before its lock
 	p.env = os.Environ()
 	run := p.start(t, "task", "vm:start")
 	p.waitStatus(t, id.VM, "Starting")
@@ -302,6 +304,7 @@ func TestWarmAgentAfterAKilledBoot(t *testing.T) {
 	}
 	<-run.Done()
 	t.Setenv(fakes.BootEnv, "")
+	t.Setenv(fakes.MachineDelayEnv, "")
 	p.env = os.Environ()
 	p.calls()
 	out, errOut, code := p.start(t, "task", "agent").Wait(ctx)
