@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path"
 	"regexp"
 	"sync"
@@ -48,9 +49,7 @@ func WriteFilesIn(r *folderfs.Root, files []PendingFile) error {
 	staged := make([]*stagedFile, 0, len(files))
 	defer func() {
 		for _, s := range staged {
-			if s.tmp != "" {
-				_ = r.Remove(s.tmp)
-			}
+			_ = s.tmp.drop(r)
 		}
 	}()
 	for _, f := range files {
@@ -77,7 +76,7 @@ func WriteFilesIn(r *folderfs.Root, files []PendingFile) error {
 		staged = append(staged, s)
 	}
 	for i, s := range staged {
-		if err := r.Rename(s.tmp, s.Path); err != nil {
+		if err := s.tmp.place(r, s.Path); err != nil {
 			errs := []error{fmt.Errorf("write %s: %w", s.Path, err)}
 			for j := i - 1; j >= 0; j-- {
 				if rerr := staged[j].restore(r); rerr != nil {
@@ -86,7 +85,6 @@ func WriteFilesIn(r *folderfs.Root, files []PendingFile) error {
 			}
 			return errors.Join(errs...)
 		}
-		s.tmp = ""
 	}
 	for _, d := range foldersOf(files) {
 		r.SyncDir(d)
@@ -96,8 +94,8 @@ func WriteFilesIn(r *folderfs.Root, files []PendingFile) error {
 
 type stagedFile struct {
 	PendingFile
-	tmp     string // the staged content, until renamed into place
-	old     []byte // what Path held before
+	tmp     *staging // the staged content, until renamed into place
+	old     []byte   // what Path held before
 	oldMode fs.FileMode
 	existed bool
 }
@@ -111,25 +109,56 @@ func (s *stagedFile) restore(r *folderfs.Root) error {
 	if err != nil {
 		return err
 	}
-	if err := r.Rename(tmp, s.Path); err != nil {
-		_ = r.Remove(tmp)
+	if err := tmp.place(r, s.Path); err != nil {
+		_ = tmp.drop(r)
 		return err
 	}
 	return nil
 }
 
+// staging is a staging file, open and so locked (folderfs.CreateTemp) until
+// it is placed or dropped: no other asb takes it for a killed write's.
+type staging struct {
+	f    *os.File
+	name string
+}
+
+// place renames the staged file over dst, then lets it go.
+func (t *staging) place(r *folderfs.Root, dst string) error {
+	if err := r.Rename(t.name, dst); err != nil {
+		return err
+	}
+	t.f.Close()
+	t.f = nil
+	return nil
+}
+
+// drop removes the staged file unless it was placed; nil is dropped.
+func (t *staging) drop(r *folderfs.Root) error {
+	if t == nil || t.f == nil {
+		return nil
+	}
+	err := r.Remove(t.name)
+	t.f.Close()
+	t.f = nil
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	return err
+}
+
 // stageTemp writes data to a new staging file beside dst (created 0600,
-// set to mode once written; fsynced when sync is set) and returns its name;
-// on failure it leaves no file behind.
-func stageTemp(r *folderfs.Root, dst string, data []byte, mode fs.FileMode, sync bool) (string, error) {
+// set to mode once written; fsynced when sync is set) and returns it, still
+// open; on failure it leaves no file behind.
+func stageTemp(r *folderfs.Root, dst string, data []byte, mode fs.FileMode, sync bool) (*staging, error) {
 	f, name, err := r.CreateTemp(dst)
 	if err != nil {
-		return "", folderfs.Explain(dst, err)
+		return nil, folderfs.Explain(dst, err)
 	}
-	fail := func(err error) (string, error) {
-		f.Close()
-		_ = r.Remove(name)
-		return "", err
+	t := &staging{f: f, name: name}
+	fail := func(err error) (*staging, error) {
+		_ = t.drop(r)
+		return nil, err
 	}
 	if _, err := f.Write(data); err != nil {
 		return fail(err)
@@ -142,11 +171,7 @@ func stageTemp(r *folderfs.Root, dst string, data []byte, mode fs.FileMode, sync
 	if err := f.Chmod(mode.Perm()); err != nil {
 		return fail(err)
 	}
-	if err := f.Close(); err != nil {
-		_ = r.Remove(name)
-		return "", err
-	}
-	return name, nil
+	return t, nil
 }
 
 func foldersOf(files []PendingFile) []string {
@@ -169,8 +194,10 @@ var stagingRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile
 
 // CleanStaging removes the staging files a write that was killed left in
 // the folder dir (workspace/, .git and node_modules are not looked into;
-// links are not followed), and returns their paths relative to dir. Call it
-// holding the folder's lock: a live write's staging files are its own.
+// links are not followed), and returns their paths relative to dir. A live
+// write's staging files are locked while it writes, and left alone
+// (folderfs.RemoveStaging), whether or not that write holds the folder's
+// lock: asb task writes its state and records under its run lock only.
 func CleanStaging(dir string) ([]string, error) {
 	r, err := folderfs.Open(dir)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -192,10 +219,13 @@ func CleanStaging(dir string) ([]string, error) {
 			return fs.SkipDir
 		}
 		if d.Type().IsRegular() && stagingRe().MatchString(d.Name()) {
-			if err := r.Remove(p); err != nil {
+			gone, err := r.RemoveStaging(p)
+			if err != nil {
 				return err
 			}
-			removed = append(removed, p)
+			if gone {
+				removed = append(removed, p)
+			}
 		}
 		return nil
 	})

@@ -83,6 +83,9 @@ func TestWriteRefusesLinksOut(t *testing.T) {
 	assertOnly(t, dir, ".asb-base", "sandbox.yaml")
 }
 
+// A killed write's staging files are removed by the next look for them; a
+// live write's (its file still open, so locked) are not, whatever lock the
+// looker holds: it would fail that write's rename.
 func TestStagingFilesAre0600AndCleaned(t *testing.T) {
 	dir := t.TempDir()
 	r, err := folderfs.Open(dir)
@@ -90,28 +93,43 @@ func TestStagingFilesAre0600AndCleaned(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	tmp, err := stageTemp(r, "secrets.env", []byte("A=1\n"), 0o644, false)
+	live, err := stageTemp(r, "secrets.env", []byte("A=1\n"), 0o644, false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Before its final chmod a staging file is 0600; a killed write leaves
-	// it so, and the next command removes it.
-	f, name, err := r.CreateTemp("secrets.env")
+	// it so (its descriptor closed by the kernel), and the next command
+	// removes it.
+	f, killed, err := r.CreateTemp("secrets.env")
 	if err != nil {
 		t.Fatal(err)
 	}
 	f.Close()
-	if fi, _ := os.Stat(filepath.Join(dir, name)); fi.Mode().Perm() != 0o600 {
+	if fi, _ := os.Stat(filepath.Join(dir, killed)); fi.Mode().Perm() != 0o600 {
 		t.Errorf("staging file mode %o, want 600", fi.Mode().Perm())
 	}
 	removed, err := CleanStaging(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(removed) != 2 || !slices.Contains(removed, tmp) || !slices.Contains(removed, name) {
-		t.Errorf("CleanStaging removed %v, want %s and %s", removed, tmp, name)
+	if !slices.Equal(removed, []string{killed}) {
+		t.Errorf("CleanStaging removed %v, want only the killed write's %s", removed, killed)
 	}
-	assertOnly(t, dir)
+	if err := live.place(r, "secrets.env"); err != nil {
+		t.Fatalf("the live write's rename: %v", err)
+	}
+	assertOnly(t, dir, "secrets.env")
+
+	// A write killed between staging and renaming.
+	live, err = stageTemp(r, "secrets.env", []byte("A=2\n"), 0o644, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	live.f.Close()
+	if removed, err = CleanStaging(dir); err != nil || !slices.Equal(removed, []string{live.name}) {
+		t.Errorf("CleanStaging removed %v (%v), want %s", removed, err, live.name)
+	}
+	assertOnly(t, dir, "secrets.env")
 }
 
 // assertOnly checks that dir holds exactly names: no temporary file is left.

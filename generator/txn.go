@@ -26,11 +26,14 @@ type txn struct {
 	written     []string          // files renamed into place
 	backups     map[string][]byte // original content of replaced files
 	backupModes map[string]fs.FileMode
-	temps       []string
+	temps       []*staging // each open (locked) until placed or dropped
 }
 
 // staged is a temporary file waiting to be renamed onto dst.
-type staged struct{ tmp, dst string }
+type staged struct {
+	tmp *staging
+	dst string
+}
 
 func (t *txn) run(ctx context.Context, root string, plan *Plan, changes []Change) error {
 	t.backups = map[string][]byte{}
@@ -188,10 +191,10 @@ func (t *txn) mkdirAll(rel string) error {
 }
 
 // stage writes content to a new staging file in dst's folder.
-func (t *txn) stage(dst string, content []byte, mode fs.FileMode, sync bool) (string, error) {
+func (t *txn) stage(dst string, content []byte, mode fs.FileMode, sync bool) (*staging, error) {
 	tmp, err := stageTemp(t.r, dst, content, mode, sync)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	t.temps = append(t.temps, tmp)
 	return tmp, nil
@@ -205,7 +208,7 @@ func (t *txn) stageAndMove(dst string, content []byte, mode fs.FileMode) error {
 	return t.move(tmp, dst)
 }
 
-func (t *txn) move(tmp, dst string) error {
+func (t *txn) move(tmp *staging, dst string) error {
 	if _, seen := t.backups[dst]; !seen {
 		if old, err := t.r.ReadFile(dst, 0); err == nil {
 			t.backups[dst] = old
@@ -214,7 +217,7 @@ func (t *txn) move(tmp, dst string) error {
 			}
 		}
 	}
-	if err := t.r.Rename(tmp, dst); err != nil {
+	if err := tmp.place(t.r, dst); err != nil {
 		return folderfs.Explain(dst, err)
 	}
 	t.written = append(t.written, dst)
@@ -242,7 +245,7 @@ func (t *txn) rollback() error {
 func (t *txn) rollbackInside() []error {
 	var errs []error
 	for _, tmp := range t.temps {
-		if err := t.r.Remove(tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := tmp.drop(t.r); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -274,8 +277,8 @@ func restoreFile(r *folderfs.Root, dst string, old []byte, mode fs.FileMode) err
 	if err != nil {
 		return err
 	}
-	if err := r.Rename(tmp, dst); err != nil {
-		_ = r.Remove(tmp)
+	if err := tmp.place(r, dst); err != nil {
+		_ = tmp.drop(r)
 		return err
 	}
 	return nil

@@ -9,9 +9,6 @@
 package folderfs
 
 import (
-	"crypto/rand"
-	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -143,34 +140,6 @@ func (r *Root) OpenRoot(rel string) (*os.Root, error) { return r.r.OpenRoot(name
 // FS is the folder as an fs.FS (for fs.WalkDir and fs.ReadDir), confined
 // like the rest.
 func (r *Root) FS() fs.FS { return r.r.FS() }
-
-// StagingInfix marks a staging file: .NAME.asb-HEX beside NAME. A write
-// stages its content in one and renames it into place; one left by a
-// killed write is removed by the next asb command (CleanStaging).
-const StagingInfix = ".asb-"
-
-// CreateTemp makes a new staging file beside rel (mode 0600, whatever the
-// target's mode will be: staging files of secrets.env hold its values) and
-// returns it with its relative name.
-func (r *Root) CreateTemp(rel string) (*os.File, string, error) {
-	dir, base := path.Split(rel)
-	for range 16 {
-		var b [8]byte
-		if _, err := rand.Read(b[:]); err != nil {
-			return nil, "", err
-		}
-		tmp := dir + "." + base + StagingInfix + hex.EncodeToString(b[:])
-		f, err := r.r.OpenFile(name(tmp), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
-		if errors.Is(err, fs.ErrExist) {
-			continue
-		}
-		if err != nil {
-			return nil, "", err
-		}
-		return f, tmp, nil
-	}
-	return nil, "", fmt.Errorf("%s: no free staging name", rel)
-}
 
 // SyncDir flushes the folder rel's entries to disk (best effort: not every
 // file system syncs folders).
