@@ -74,31 +74,12 @@ func (j Judge) agents() []schema.Agent {
 // by a consent comment). A trusted verdict is cached (CheckTrustCached).
 func (j Judge) Check(dir string) (*Verdict, error) {
 	start := time.Now().UnixNano()
-	pol, err := j.Policy()
-	if err != nil {
-		return nil, err
+	v, sc, serr, err := j.checkStored(dir, start)
+	if err != nil || v.Trusted || len(v.Refused) > 0 {
+		return v, err
 	}
-	sc := newScope(j.agents())
-	set, st, err := readTrustSet(dir, sc)
-	if err != nil {
-		return nil, err
-	}
-	store, serr := ApprovalStore(j.getenv)
-	v := &Verdict{Dir: dir, Set: set, Store: store, Policy: pol, judge: j, stamps: st}
-	if !pol.Empty() {
-		v.Refused = schema.CheckPolicy(dir, schema.CheckOptions{Getenv: j.Getenv, Agents: j.agents(), Policy: pol})
-	}
-	if len(v.Refused) > 0 {
-		v.Why = "the policy forbids what it asks for (" + v.Refused[0].Msg + ")"
-		return v, nil
-	}
+	set, store := v.Set, v.Store
 	if serr == nil {
-		store.stamp(st, store.setPath(dir, set.Hash()))
-		if store.Approved(dir, set.Hash()) {
-			v.Trusted, v.Why = true, "approved by you"
-			j.saveCache(v, start)
-			return v, nil
-		}
 		v.Last = store.Last(dir)
 	}
 	render, rerr := renderTrustSet(dir, j.Templates, sc)
@@ -129,6 +110,54 @@ func (j Judge) Check(dir string) (*Verdict, error) {
 		return nil, serr
 	}
 	return v, nil
+}
+
+// CheckStored judges dir by the policy and this user's stored approvals
+// alone, without asb's render: for a caller about to approve what it finds
+// (asb init, an edit asb made of an approved folder). Where it says not
+// trusted, a full Check might trust the folder as asb's render of approved
+// answers; approving it then records the same content.
+func (j Judge) CheckStored(dir string) (*Verdict, error) {
+	v, _, serr, err := j.checkStored(dir, time.Now().UnixNano())
+	if err != nil || v.Trusted || len(v.Refused) > 0 {
+		return v, err
+	}
+	if serr != nil {
+		return nil, serr
+	}
+	return v, nil
+}
+
+// checkStored is the part of a check that needs no render: the policy's
+// refusals, then this user's approval of the content (cached when found).
+// serr is why there is no approval store ($HOME unset).
+func (j Judge) checkStored(dir string, start int64) (v *Verdict, sc trustScope, serr, err error) {
+	pol, err := j.Policy()
+	if err != nil {
+		return nil, sc, nil, err
+	}
+	sc = newScope(j.agents())
+	set, st, err := readTrustSet(dir, sc)
+	if err != nil {
+		return nil, sc, nil, err
+	}
+	store, serr := ApprovalStore(j.getenv)
+	v = &Verdict{Dir: dir, Set: set, Store: store, Policy: pol, judge: j, stamps: st}
+	if !pol.Empty() {
+		v.Refused = schema.CheckPolicy(dir, schema.CheckOptions{Getenv: j.Getenv, Agents: j.agents(), Policy: pol})
+	}
+	if len(v.Refused) > 0 {
+		v.Why = "the policy forbids what it asks for (" + v.Refused[0].Msg + ")"
+		return v, sc, serr, nil
+	}
+	if serr == nil {
+		store.stamp(st, store.setPath(dir, set.Hash()))
+		if store.Approved(dir, set.Hash()) {
+			v.Trusted, v.Why = true, "approved by you"
+			j.saveCache(v, start)
+		}
+	}
+	return v, sc, serr, nil
 }
 
 // PolicyInForce is the policy the verdict was judged under. A cached
@@ -169,7 +198,7 @@ func ApproveEdit(dir string, before *Verdict, j Judge) error {
 	if before == nil || !before.Trusted || before.Store == nil {
 		return nil // not trusted, or no state folder to keep approvals in
 	}
-	after, err := j.Check(dir)
+	after, err := j.CheckStored(dir)
 	if err != nil {
 		return err
 	}
