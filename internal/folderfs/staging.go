@@ -39,7 +39,7 @@ func (r *Root) CreateTemp(rel string) (*os.File, string, error) {
 		if err != nil {
 			return nil, "", err
 		}
-		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil && !noLocks(err) {
 			f.Close()
 			_ = r.r.Remove(name(tmp))
 			return nil, "", fmt.Errorf("lock %s: %w", tmp, err)
@@ -83,7 +83,7 @@ func (r *Root) RemoveStaging(rel string) (bool, error) {
 	switch err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); {
 	case errors.Is(err, syscall.EWOULDBLOCK):
 		return false, nil // a live write's
-	case err != nil:
+	case err != nil && !noLocks(err):
 		return false, fmt.Errorf("lock %s: %w", rel, err)
 	}
 	if !r.holds(rel, f) {
@@ -93,4 +93,11 @@ func (r *Root) RemoveStaging(rel string) (bool, error) {
 		return false, err
 	}
 	return true, nil
+}
+
+// noLocks reports whether err is a file system without flock (some FUSE
+// and network ones): there a staging file is written unlocked and a look
+// for killed writes' files removes any it finds, as before locks.
+func noLocks(err error) bool {
+	return errors.Is(err, syscall.EOPNOTSUPP) || errors.Is(err, syscall.ENOLCK) || errors.Is(err, syscall.EINVAL)
 }
