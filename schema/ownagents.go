@@ -102,25 +102,15 @@ func DefaultAgents() []Agent {
 }
 
 // OwnHostRunTable is the table of files host tools run (NewHostRunTable)
-// of asb's own presets, a copy each call.
+// of asb's own presets, a copy each call. Their host_run lists are Go
+// (ownPresetHostRun, hostrun_own.go), made from the manifests when they
+// change, not parsed at each run: a warm asb task agent's review needs the
+// table, and a YAML parse of five manifests was a tenth of that run's CPU.
 func OwnHostRunTable() (HostRunTable, error) {
-	t, err := ownHostRunTable()
-	return slices.Clone(t), err
+	return slices.Clone(ownHostRunTable()), nil
 }
 
-var ownHostRunTable = sync.OnceValues(func() (HostRunTable, error) {
-	entries, err := fs.ReadDir(templates.FS, "agents")
-	if err != nil {
-		return nil, err
-	}
-	var names []string
-	for _, e := range entries {
-		if e.IsDir() {
-			names = append(names, e.Name())
-		}
-	}
-	return ReadHostRunTable(templates.FS, names)
-})
+var ownHostRunTable = sync.OnceValue(func() HostRunTable { return NewHostRunTable(ownPresetHostRun...) })
 
 // ReadHostRunTable is the table of the presets names of tree
 // (agents/NAME/agent.yaml), each manifest's host_run key alone
