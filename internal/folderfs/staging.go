@@ -44,7 +44,7 @@ func (r *Root) CreateTemp(rel string) (*os.File, string, error) {
 			_ = r.r.Remove(name(tmp))
 			return nil, "", fmt.Errorf("lock %s: %w", tmp, err)
 		}
-		if r.holds(tmp, f) {
+		if linked(f) {
 			return f, tmp, nil
 		}
 		// Between its creation and the lock, a look for a killed write's
@@ -62,6 +62,16 @@ func (r *Root) holds(rel string, f *os.File) bool {
 	}
 	b, err := f.Stat()
 	return err == nil && os.SameFile(a, b)
+}
+
+// linked reports whether f still has a name (one fstat, no path walk).
+func linked(f *os.File) bool {
+	fi, err := f.Stat()
+	if err != nil {
+		return false
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return !ok || st.Nlink > 0
 }
 
 // RemoveStaging removes the staging file rel when no live write holds it
