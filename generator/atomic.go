@@ -15,7 +15,9 @@ import (
 // WriteFileAtomic replaces dir/rel with data: it writes a staging file in
 // the same folder (mode 0600), syncs it, sets mode, renames it over rel and
 // syncs the folder. A reader sees the old content or the new one, never a
-// mix; on error rel is left as it was. Like every write of asb's in an outer
+// mix; on error rel is left as it was. A new file is neither synced nor its
+// folder, as asb init's are not (generator.Apply): a power loss can lose
+// it, which loses no earlier content; a replaced file is never left empty. Like every write of asb's in an outer
 // folder, it goes through the folder's confined root: a link out of dir is
 // refused, never followed.
 func WriteFileAtomic(dir, rel string, data []byte, mode fs.FileMode) error {
@@ -68,7 +70,7 @@ func WriteFilesIn(r *folderfs.Root, files []PendingFile) error {
 		} else if !errors.Is(err, fs.ErrNotExist) {
 			return folderfs.Explain(f.Path, err)
 		}
-		tmp, err := stageTemp(r, f.Path, f.Data, f.Mode, true)
+		tmp, err := stageTemp(r, f.Path, f.Data, f.Mode, s.existed)
 		if err != nil {
 			return err
 		}
@@ -86,10 +88,21 @@ func WriteFilesIn(r *folderfs.Root, files []PendingFile) error {
 			return errors.Join(errs...)
 		}
 	}
-	for _, d := range foldersOf(files) {
+	for _, d := range foldersOf(replaced(staged)) {
 		r.SyncDir(d)
 	}
 	return nil
+}
+
+// replaced are the files of staged that replaced one.
+func replaced(staged []*stagedFile) []PendingFile {
+	var out []PendingFile
+	for _, s := range staged {
+		if s.existed {
+			out = append(out, s.PendingFile)
+		}
+	}
+	return out
 }
 
 type stagedFile struct {
