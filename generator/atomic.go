@@ -17,9 +17,9 @@ import (
 // syncs the folder. A reader sees the old content or the new one, never a
 // mix; on error rel is left as it was. A new file is neither synced nor its
 // folder, as asb init's are not (generator.Apply): a power loss can lose
-// it, which loses no earlier content; a replaced file is never left empty. Like every write of asb's in an outer
-// folder, it goes through the folder's confined root: a link out of dir is
-// refused, never followed.
+// it, which loses no earlier content; a replaced file is never left empty.
+// Like every write of asb's in an outer folder, it goes through the
+// folder's confined root: a link out of dir is refused, never followed.
 func WriteFileAtomic(dir, rel string, data []byte, mode fs.FileMode) error {
 	return WriteFilesAtomic(dir, []PendingFile{{Path: rel, Data: data, Mode: mode}})
 }
