@@ -55,6 +55,7 @@ type Folder struct {
 	// fromPending are secrets this edit binds to a command (asb secret add
 	// --from), recorded on this host once the edit is written.
 	fromPending map[string]bool
+	vars        map[string]string // taskVars, once read
 }
 
 // Open reads the boundary files of the outer folder dir (found with Resolve).

@@ -3,6 +3,7 @@ package outer
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -269,12 +270,19 @@ func (f *Folder) home() *HomeView {
 
 // taskVars reads the vars of Taskfile.yml, and under "_cmd" the commands of
 // its vm:create task.
+// taskVars are the Taskfile's vars (and vm:create's commands, as _cmd),
+// read and parsed once per Folder (a summary and the grants of an approval
+// ask for them several times; no edit of a Folder changes the Taskfile).
+// Each call gets its own copy.
 func (f *Folder) taskVars() map[string]string {
-	raw, err := schema.ReadFile(filepath.Join(f.Dir, "Taskfile.yml"))
-	if err != nil {
-		return map[string]string{}
+	if f.vars == nil {
+		raw, err := schema.ReadFile(filepath.Join(f.Dir, "Taskfile.yml"))
+		if err != nil {
+			return map[string]string{}
+		}
+		f.vars = taskVarsOf(raw)
 	}
-	return taskVarsOf(raw)
+	return maps.Clone(f.vars)
 }
 
 // taskVarsOf is taskVars of the Taskfile raw.
