@@ -81,6 +81,21 @@ step_watch() {
 	done
 }
 
+# step_tail FILE: FILE base64-encoded on one line, only its last
+# STEP_KEEP bytes (256 KiB) after a line that says how much was left out:
+# a command that printed for a long time (a terminal's redraws during a
+# hung agent run) would otherwise cost minutes of encoding and of the
+# serial console at the step's end, with nothing said meanwhile.
+step_tail() {
+	_sz=$(wc -c <"$1")
+	_keep=${STEP_KEEP:-262144}
+	if [ "$_sz" -le "$_keep" ]; then
+		base64 <"$1" | tr -d '\n'
+		return
+	fi
+	{ echo "[step: the first $((_sz - _keep)) of $_sz bytes left out]"; tail -c "$_keep" "$1"; } | base64 | tr -d '\n'
+}
+
 step() {
 	_n=$1
 	shift
@@ -97,7 +112,7 @@ step() {
 		cat "$DATA/.step.hung" >>"$DATA/.step.err"
 	fi
 	_t1=$(now)
-	echo "@@asb step $_n $_rc $(awk "BEGIN{print $_t1-$_t0}") x$(base64 <"$DATA/.step.out" | tr -d '\n') x$(base64 <"$DATA/.step.err" | tr -d '\n')"
+	echo "@@asb step $_n $_rc $(awk "BEGIN{print $_t1-$_t0}") x$(step_tail "$DATA/.step.out") x$(step_tail "$DATA/.step.err")"
 	if [ $_rc != 0 ] && [ -z "$_nodiag" ] && command -v on_fail >/dev/null 2>&1; then
 		echo "@@asb diag $_n x$(on_fail "$_n" 2>&1 </dev/null | tail -n 400 | base64 | tr -d '\n')"
 	fi

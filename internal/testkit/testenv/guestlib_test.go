@@ -94,3 +94,28 @@ func checkStepLimit(t *testing.T, s *Session) {
 		t.Errorf("the hung step's processes still run: %s", s.Notes["left"])
 	}
 }
+
+// A step that printed more than STEP_KEEP bytes keeps their end, and says
+// how much was left out; one within it keeps all.
+func TestGuestLibKeepsTheEndOfALongStep(t *testing.T) {
+	for name, shell := range guestShells() {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			s := runGuestLib(t, shell, `STEP_KEEP=1000
+step long sh -c 'i=0; while [ $i -lt 500 ]; do echo "line $i"; i=$((i+1)); done'
+step short echo hi`)
+			long, okL := s.Steps["long"]
+			short, okS := s.Steps["short"]
+			if !okL || !okS {
+				t.Fatalf("steps %v", s.Steps)
+			}
+			if !strings.HasPrefix(long.Out, "[step: the first ") || !strings.HasSuffix(long.Out, "line 499\n") ||
+				strings.Contains(long.Out, "line 1\n") || len(long.Out) > 1100 {
+				t.Errorf("the long step kept %d bytes:\n%.300s", len(long.Out), long.Out)
+			}
+			if short.Out != "hi\n" {
+				t.Errorf("the short step kept %q", short.Out)
+			}
+		})
+	}
+}
