@@ -5,9 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"go/format"
-	"io/fs"
 	"os"
-	"path"
 	"reflect"
 	"testing"
 
@@ -20,25 +18,10 @@ var updateOwn = flag.Bool("update", false, "rewrite hostrun_own.go from template
 // presets' host_run as its manifest says, in the order of their folders;
 // -update (make examples) writes it anew after a manifest changed.
 func TestOwnHostRunIsThePresets(t *testing.T) {
-	entries, err := fs.ReadDir(templates.FS, "agents")
+	names := OwnAgentNames()
+	each, err := readHostRuns(templates.FS, names)
 	if err != nil {
 		t.Fatal(err)
-	}
-	var names []string
-	var each [][]HostRun
-	for _, e := range entries {
-		if !e.IsDir() {
-			continue
-		}
-		raw, err := fs.ReadFile(templates.FS, path.Join("agents", e.Name(), "agent.yaml"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		h, err := ReadHostRun(e.Name(), raw)
-		if err != nil {
-			t.Fatal(err)
-		}
-		names, each = append(names, e.Name()), append(each, h)
 	}
 	if *updateOwn {
 		if err := os.WriteFile("hostrun_own.go", ownHostRunSource(t, names, each), 0o644); err != nil {

@@ -116,6 +116,16 @@ var ownHostRunTable = sync.OnceValue(func() HostRunTable { return NewHostRunTabl
 // (agents/NAME/agent.yaml), each manifest's host_run key alone
 // (ReadHostRun), merged by NewHostRunTable.
 func ReadHostRunTable(tree fs.FS, names []string) (HostRunTable, error) {
+	each, err := readHostRuns(tree, names)
+	if err != nil {
+		return nil, err
+	}
+	return NewHostRunTable(each...), nil
+}
+
+// readHostRuns is the host_run list of each preset of names in tree, in
+// that order.
+func readHostRuns(tree fs.FS, names []string) ([][]HostRun, error) {
 	var each [][]HostRun
 	for _, name := range names {
 		raw, err := fs.ReadFile(tree, path.Join("agents", name, "agent.yaml"))
@@ -128,7 +138,7 @@ func ReadHostRunTable(tree fs.FS, names []string) (HostRunTable, error) {
 		}
 		each = append(each, h)
 	}
-	return NewHostRunTable(each...), nil
+	return each, nil
 }
 
 // ReadHostRun reads only the host_run key of preset name's manifest, what
