@@ -40,6 +40,9 @@ type guestWatch struct {
 	line  []byte // the line being read, its first maxLine bytes
 	stuck int    // seconds, the longest soft lockup reported
 	what  string // that report
+	// sysrqs counts the kernel's lines that answer a magic SysRq
+	// (askKernel): "sysrq: Show Blocked State".
+	sysrqs atomic.Int64
 }
 
 // maxLine is how much of a line the watch keeps to judge it.
@@ -92,6 +95,9 @@ func (g *guestWatch) judge() {
 	if !kernelLine.Match(l) || bytes.Contains(l, []byte("@@asb ")) {
 		g.touch()
 		return
+	}
+	if bytes.Contains(l, []byte("] sysrq: ")) {
+		g.sysrqs.Add(1)
 	}
 	if m := softLockup.FindSubmatch(l); m != nil {
 		if n, err := strconv.Atoi(string(m[1])); err == nil && n > g.stuck {

@@ -265,7 +265,8 @@ var GuestLib string
 // qemuCmd makes /data into an ext4 disk image and returns the QEMU command
 // that boots the nested guest with it: TCG with several threads (a single
 // one hung the microVM), -cpu max (SVM), the kernel by its PVH entry, the
-// serial console on standard output, no network.
+// serial console on standard input and output (input: the magic SysRq of
+// askKernel, by QEMU's Ctrl-A b), no network.
 func (g *Guest) qemuCmd(t testing.TB) *exec.Cmd {
 	t.Helper()
 	img := g.Data + ".img"
@@ -283,8 +284,8 @@ func (g *Guest) qemuCmd(t testing.TB) *exec.Cmd {
 		"-L", filepath.Join(q, "usr/share/qemu"), "-L", filepath.Join(q, "usr/share/seabios"),
 		"-accel", "tcg,thread=multi,tb-size=512", "-smp", "2", "-m", "4G", "-cpu", "max",
 		"-kernel", filepath.Join(g.qemu, "vmlinux"), "-initrd", filepath.Join(g.qemu, "initramfs"),
-		"-append", "console=ttyS0 panic=-1 quiet loglevel=1",
-		"-nographic", "-monitor", "none", "-serial", "stdio", "-no-reboot", "-nic", "none",
+		"-append", "console=ttyS0 panic=-1 quiet loglevel=1 sysrq_always_enabled",
+		"-nographic", "-monitor", "none", "-serial", "mon:stdio", "-no-reboot", "-nic", "none",
 		"-drive", "file=" + img + ",format=raw,if=virtio,cache=unsafe"}
 	// QEMU's own log of each reset of the machine, with its CPU's state
 	// then: where a guest that reset by itself in the middle of the

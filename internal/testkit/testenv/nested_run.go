@@ -69,12 +69,20 @@ func (g *Guest) Run(t testing.TB, ctx context.Context, script string) *Session {
 	}
 	watch := newGuestWatch(w) // its clock starts now, with the guest
 	cmd.Stdout, cmd.Stderr = watch, watch
+	var in io.Writer // the console's input: nothing but a stalled guest's SysRq
+	if g.Shape != ShapeDirect {
+		p, err := cmd.StdinPipe()
+		if err != nil {
+			t.Fatalf("the guest's console: %v", err)
+		}
+		in = p
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start the guest: %v", err)
 	}
-	err := waitGuest(ctx, cmd, watch, start, guestLimits{GuestStall, GuestLockup})
+	err := waitGuest(ctx, cmd, in, watch, start, guestLimits{GuestStall, GuestLockup, GuestAnswer})
 	t.Cleanup(func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) })
 	s := parseSession(g.Shape, out.String())
 	s.Console = console
@@ -112,6 +120,8 @@ func (g *Guest) Run(t testing.TB, ctx context.Context, script string) *Session {
 // a stall, the deadline, a failure of the scenario's own):
 //   - its kernel reported a CPU stuck for GuestLockup, and waitGuest
 //     killed it (errLockup);
+//   - its scenario printed nothing for GuestStall and its kernel did not
+//     answer a magic SysRq either (errStopped): the machine had stopped;
 //   - its kernel panicked ("Kernel panic" on the console: a stack guard
 //     page hit in a vCPU thread, seen once in a CI run);
 //   - the machine reset in the middle of the scenario: QEMU (-no-reboot)
@@ -126,6 +136,8 @@ func emulationFault(shape string, s *Session, err error) string {
 		return ""
 	case errors.Is(err, errLockup):
 		return "the nested guest's kernel found a CPU stuck (" + err.Error() + ")"
+	case errors.Is(err, errStopped):
+		return "the nested guest stopped (" + err.Error() + ")"
 	case strings.Contains(s.Log, "Kernel panic"):
 		return "the nested guest's kernel panicked"
 	case err == nil && strings.Contains(s.Log, "@@asb ") && !strings.Contains(s.Log, "nested-init: run.sh exit"):
@@ -135,17 +147,20 @@ func emulationFault(shape string, s *Session, err error) string {
 }
 
 // guestLimits are waitGuest's: how long the scenario may print nothing,
-// and how long the kernel may report a CPU stuck.
-type guestLimits struct{ stall, lockup time.Duration }
+// how long the kernel may report a CPU stuck, and how long it has to
+// answer a magic SysRq after a stall.
+type guestLimits struct{ stall, lockup, answer time.Duration }
 
 // errLockup is waitGuest's verdict on a guest whose kernel reported a CPU
 // stuck for the lockup limit.
 var errLockup = errors.New("soft lockup")
 
 // waitGuest waits for the guest to end, or kills it (its whole process
-// group) when its scenario printed nothing for the stall limit, its kernel
-// reported a CPU stuck for the lockup limit, or ctx ends, and says which.
-func waitGuest(ctx context.Context, cmd *exec.Cmd, watch *guestWatch, start time.Time, lim guestLimits) error {
+// group) when its scenario printed nothing for the stall limit (asking its
+// kernel for its state first where in, the console's input, is given:
+// stalled), its kernel reported a CPU stuck for the lockup limit, or ctx
+// ends, and says which.
+func waitGuest(ctx context.Context, cmd *exec.Cmd, in io.Writer, watch *guestWatch, start time.Time, lim guestLimits) error {
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	kill := func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
@@ -167,13 +182,34 @@ func waitGuest(ctx context.Context, cmd *exec.Cmd, watch *guestWatch, start time
 				return fmt.Errorf("killed after %s: %w: its kernel says %q", time.Since(start).Round(time.Second), errLockup, what)
 			}
 			if quiet := watch.quiet(); quiet > lim.stall {
-				kill()
-				<-done
-				return fmt.Errorf("killed after %s: the guest's scenario printed nothing for %s (hung: no step's heartbeat)",
-					time.Since(start).Round(time.Second), quiet.Round(time.Second))
+				return stalled(in, watch, lim.answer, kill, done, start, quiet)
 			}
 		}
 	}
+}
+
+// stalled ends a guest whose scenario printed nothing for quiet. Where in
+// (the console's input) is given, it asks the kernel first: its answer,
+// each CPU's stack and the blocked tasks, goes to the console; no answer
+// is errStopped.
+func stalled(in io.Writer, watch *guestWatch, wait time.Duration, kill func(), done <-chan error, start time.Time, quiet time.Duration) error {
+	why := fmt.Sprintf("the guest's scenario printed nothing for %s (hung: no step's heartbeat)", quiet.Round(time.Second))
+	stopped := false
+	if in != nil {
+		if askKernel(in, watch, wait) {
+			why += "; its kernel answered a magic SysRq: each CPU's stack and the blocked tasks are on the console"
+		} else {
+			stopped = true
+			why += fmt.Sprintf(", and its kernel did not answer a magic SysRq in %s", wait)
+		}
+	}
+	kill()
+	<-done
+	err := fmt.Errorf("killed after %s: %s", time.Since(start).Round(time.Second), why)
+	if stopped {
+		return fmt.Errorf("%w: %w", errStopped, err)
+	}
+	return err
 }
 
 // testDeadline is the test binary's deadline, where t has one.

@@ -82,7 +82,7 @@ func runWatched(t *testing.T, script string, lim guestLimits) error {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	return waitGuest(context.Background(), cmd, watch, time.Now(), lim)
+	return waitGuest(context.Background(), cmd, nil, watch, time.Now(), lim)
 }
 
 // A guest that keeps printing runs to its end however long it takes; one
@@ -103,6 +103,62 @@ func TestWaitGuestStall(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "printed nothing") {
 		t.Errorf("a guest whose kernel alone prints, stall limit 0.8 s: %v, want it killed as hung", err)
 	}
+}
+
+// A silent guest's kernel is asked for its state by magic SysRq on the
+// console's input (QEMU's Ctrl-A b, then the key) before it is killed: one
+// that answers is a hang like another (its stacks are on the console), one
+// that does not is a stopped machine, named the emulation's.
+func TestWaitGuestAsksTheKernel(t *testing.T) {
+	lim := guestLimits{stall: 500 * time.Millisecond, lockup: time.Hour, answer: 2 * time.Second}
+	got := filepath.Join(t.TempDir(), "keys")
+	kernel := `echo started; while c=$(dd bs=1 count=1 2>/dev/null) && [ -n "$c" ]; do printf '%s' "$c" >>` + got + `
+	case $c in
+	9) printf '[  1.0] sysrq: Changing Loglevel\r\n[  1.0] sysrq: Loglevel set to 9\r\n' ;;
+	l) printf '[  1.1] sysrq: Show backtrace of all active CPUs\r\n[  1.1] NMI backtrace for cpu 1\r\n' ;;
+	w) printf '[  1.2] sysrq: Show Blocked State\r\n' ;;
+	esac; done`
+	var console strings.Builder
+	err := runAsked(t, kernel, lim, &console)
+	if err == nil || errors.Is(err, errStopped) || !strings.Contains(err.Error(), "printed nothing") || !strings.Contains(err.Error(), "answered a magic SysRq") {
+		t.Errorf("a silent guest whose kernel answers: %v, want a hang whose kernel answered", err)
+	}
+	if keys, _ := os.ReadFile(got); string(keys) != "\x01b9\x01bl\x01bw" {
+		t.Errorf("the console's input was %q, want a break before each of 9, l and w", keys)
+	}
+	if !strings.Contains(console.String(), "NMI backtrace for cpu 1") {
+		t.Errorf("the kernel's answer is not on the console:\n%s", console.String())
+	}
+	started := "@@asb note user 2000\n@@asb step create 0 20.1 x x\n"
+	s := parseSession(ShapeNested, started)
+	if why := emulationFault(ShapeNested, s, err); why != "" {
+		t.Errorf("a hang whose kernel answered was named the emulation's: %q", why)
+	}
+	err = runAsked(t, "echo started; exec sleep 30", lim, io.Discard)
+	if !errors.Is(err, errStopped) || !strings.Contains(err.Error(), "did not answer a magic SysRq in 2s") {
+		t.Fatalf("a silent guest whose kernel does not answer: %v, want errStopped", err)
+	}
+	if why := emulationFault(ShapeNested, s, err); !strings.Contains(why, "stopped") {
+		t.Errorf("emulationFault = %q, want the stopped machine named (and so the session run once more)", why)
+	}
+}
+
+// runAsked runs script as a guest would run, under waitGuest's limits,
+// with its standard input the console's input; what it prints goes to out.
+func runAsked(t *testing.T, script string, lim guestLimits, out io.Writer) error {
+	t.Helper()
+	cmd := exec.Command("sh", "-c", script)
+	watch := newGuestWatch(out)
+	cmd.Stdout, cmd.Stderr = watch, watch
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return waitGuest(context.Background(), cmd, in, watch, time.Now(), lim)
 }
 
 // A guest whose kernel reports a CPU stuck for the lockup limit is killed
