@@ -157,18 +157,23 @@ func machinesPS(vm string) ([]int, error) {
 // left alone, unless unfinished: then vm is what this run's msb create
 // made, and a record that is not Running is what a create that failed or
 // was interrupted left (msb records it Stopped), which remove removes too
-// (else the Taskfile's status, msb inspect, would take it for made). It
-// says what it did on w.
+// (else the Taskfile's status, msb inspect, would take it for made),
+// after it read the end of msb's log of it (LastWords: why it stopped,
+// which the removal takes with it). It says what it did on w.
 func (m MSB) ReapBoot(ctx context.Context, vm string, remove, unfinished bool, grace time.Duration, w io.Writer) error {
 	status, err := m.Status(ctx, vm)
 	if errors.Is(err, exec.ErrNotFound) {
 		return nil // no msb, no boot: the run says msb is missing where it needs it
 	}
 	if err == nil && remove && unfinished && status != "" && status != "Starting" && status != "Running" {
+		words := m.LastWords(ctx, vm) // gone with the VM
 		if err := m.removeHalfMade(ctx, vm); err != nil {
 			return err
 		}
 		fmt.Fprintf(w, "asb: the create of %s did not finish (msb says %s): removed the half-made VM; the next run creates it again\n", vm, status)
+		if len(words) > 0 {
+			fmt.Fprintf(w, "asb: the end of msb's log of %s (debug lines left out):\n  %s\n", vm, strings.Join(words, "\n  "))
+		}
 		return nil
 	}
 	if err != nil || status != "Starting" {

@@ -202,24 +202,11 @@ func ParseNetLog(r io.Reader) ([]NetEvent, error) {
 }
 
 func parseNetLine(line []byte) (NetEvent, bool) {
-	var entry struct {
-		T string  `json:"t"`
-		S string  `json:"s"`
-		D string  `json:"d"`
-		E *string `json:"e"`
-	}
-	if len(bytes.TrimSpace(line)) == 0 || json.Unmarshal(line, &entry) != nil || entry.S != "system" {
+	at, body, ok := systemEntry(line)
+	if !ok {
 		return NetEvent{}, false
 	}
-	body := entry.D
-	if entry.E != nil && *entry.E == "b64" {
-		b, err := base64.StdEncoding.DecodeString(body)
-		if err != nil {
-			return NetEvent{}, false
-		}
-		body = string(b)
-	}
-	m := netLineRe().FindStringSubmatch(strings.TrimRight(body, "\r\n"))
+	m := netLineRe().FindStringSubmatch(body)
 	if m == nil {
 		return NetEvent{}, false
 	}
@@ -227,8 +214,33 @@ func parseNetLine(line []byte) (NetEvent, bool) {
 	if !ok {
 		return NetEvent{}, false
 	}
-	e.Time, _ = time.Parse(time.RFC3339Nano, entry.T)
+	e.Time, _ = time.Parse(time.RFC3339Nano, at)
 	return e, true
+}
+
+// systemEntry reads a line of `msb logs --json` of the system source: its
+// time (RFC 3339) and its text, decoded where msb sent it in base64 and
+// without its line end; ok is false for another source or what is not
+// such a line.
+func systemEntry(line []byte) (at, body string, ok bool) {
+	var entry struct {
+		T string  `json:"t"`
+		S string  `json:"s"`
+		D string  `json:"d"`
+		E *string `json:"e"`
+	}
+	if len(bytes.TrimSpace(line)) == 0 || json.Unmarshal(line, &entry) != nil || entry.S != "system" {
+		return "", "", false
+	}
+	body = entry.D
+	if entry.E != nil && *entry.E == "b64" {
+		b, err := base64.StdEncoding.DecodeString(body)
+		if err != nil {
+			return "", "", false
+		}
+		body = string(b)
+	}
+	return entry.T, strings.TrimRight(body, "\r\n"), true
 }
 
 // netEvent reads "message k=v …" into an event.

@@ -145,6 +145,17 @@ func TestFailedCreateLeavesNoVM(t *testing.T) {
 	p := newProcSandbox(t)
 	id := p.identity()
 	t.Setenv(fakes.BootEnv, "fail")
+	// msb's log of the VM, which its removal takes with it: why it stopped
+	// is said first (the VM's and msb's text, shown as termtext shows it).
+	logs := filepath.Join(t.TempDir(), "system.jsonl")
+	if err := os.WriteFile(logs, []byte(`{"t":"2026-12-06T09:30:20Z","s":"system","d":"DEBUG virtiofs: lookup name=etc\n","e":null}
+{"t":"2026-12-06T09:30:21Z","s":"system","d":"[    4.02] reboot: Restarting system\u001b[31m\n","e":null}
+{"t":"2026-12-06T09:30:21Z","s":"system","d":"SU5GTyB2c3RhdGU6IFJlY2VpdmVkIEtWTV9FWElUX1NIVVRET1dOIHNpZ25hbAo=","e":"b64"}
+{"t":"2026-12-06T09:30:22Z","s":"stdout","d":"the program's own output\n","e":null}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(fakes.LogsEnv, logs)
 	p.env = os.Environ()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -152,8 +163,17 @@ func TestFailedCreateLeavesNoVM(t *testing.T) {
 	if code == 0 {
 		t.Fatalf("vm:create of a boot that fails: exit 0\n%s", errOut)
 	}
-	if want := "the create of " + id.VM + " did not finish (msb says Stopped): removed the half-made VM"; !strings.Contains(errOut, want) {
-		t.Errorf("stderr lacks %q:\n%s", want, errOut)
+	for _, want := range []string{"the create of " + id.VM + " did not finish (msb says Stopped): removed the half-made VM",
+		"the end of msb's log of " + id.VM + " (debug lines left out):\n  [    4.02] reboot: Restarting system",
+		"\n  INFO vstate: Received KVM_EXIT_SHUTDOWN signal\n"} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errOut)
+		}
+	}
+	for _, not := range []string{"virtiofs", "\x1b", "the program's own output"} {
+		if strings.Contains(errOut, not) {
+			t.Errorf("stderr has %q: a debug line, a raw control character or another source's text:\n%s", not, errOut)
+		}
 	}
 	if rec, err := fakes.VM(p.state, id.VM); err == nil {
 		t.Fatalf("the failed create left the VM recorded %s", rec.Status)
