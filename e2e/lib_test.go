@@ -128,6 +128,33 @@ func TestLibFlakyRetriesOnlyNamedFailures(t *testing.T) {
 	}
 }
 
+// A retry that fails in another named way is retried again (two faults of
+// the emulation, independent: ci20's create, msb's readiness timeout and
+// then its retry's VM kernel reset); the same kind twice stands, and no
+// step runs more than three times.
+func TestLibFlakyRetriesAnotherKindOnce(t *testing.T) {
+	kinds := `n=$(cat "$DATA/n" 2>/dev/null || echo 0); n=$((n+1)); echo $n >"$DATA/n"
+case $n in
+1) echo "error: startup timed out after 179.99999655 seconds before agent readiness" >&2; exit 1 ;;
+2) echo "INFO msb_krun_vmm::linux::vstate: Received KVM_EXIT_SHUTDOWN signal" >&2; exit 1 ;;
+3) [ -n "$THIRD" ] && { echo "error: sandbox process exited before agent relay became available" >&2; exit 1; } ; echo made; exit 0 ;;
+esac`
+	out, retried := runLib(t, "", "flaky sh -c '"+strings.ReplaceAll(kinds, "'", `'"'"'`)+`'; echo "rc=$?"`)
+	if !strings.Contains(out, "made") || !strings.Contains(out, "rc=0") ||
+		!strings.Contains(retried, "thestep:startup_timed_out") || !strings.Contains(retried, "thestep:Received_KVM_EXIT_SHUTDOWN") {
+		t.Errorf("two named faults of different kinds: want two retries, then the third try's success\n%s\nretried: %q", out, retried)
+	}
+	out, retried = runLib(t, "", "THIRD=1 flaky sh -c '"+strings.ReplaceAll(kinds, "'", `'"'"'`)+`'; echo "rc=$?"`)
+	if !strings.Contains(out, "after two retries") || !strings.Contains(out, "rc=1") || strings.Count(retried, "thestep:") != 2 {
+		t.Errorf("three named faults: want the third to stand\n%s\nretried: %q", out, retried)
+	}
+	again := `n=$(cat "$DATA/n" 2>/dev/null || echo 0); echo $((n+1)) >"$DATA/n"; echo "error: startup timed out after 1$n.5 seconds before agent readiness" >&2; exit 1`
+	out, retried = runLib(t, "", "flaky sh -c '"+again+`'; echo "rc=$?"`)
+	if strings.Count(out, "error: startup timed out") != 2 || !strings.Contains(out, "a second time") || strings.Count(retried, "thestep:") != 1 {
+		t.Errorf("the same kind twice (its figures aside): want one retry, then the failure to stand\n%s\nretried: %q", out, retried)
+	}
+}
+
 // After an exec msb ended by itself, a VM that stopped with it is started
 // again by asb (which hands msb the secrets) before the one retry; a VM
 // still running is left alone.

@@ -45,9 +45,10 @@ agent_try() {
 	[ $_ar = 0 ] || echo "agent_run: this try ended with exit $_ar after $(($(date +%s) - _at)) s (its limit: $AGENT_LIMIT s)" >&2
 	return $_ar
 }
-# Two tries and a restart of the VM between them (flaky, lib.sh), and no more.
+# Three tries at most and a restart of the VM between each two (flaky,
+# lib.sh), and no more.
 _limit=$STEP_LIMIT
-STEP_LIMIT=$((2 * AGENT_LIMIT + 720))
+STEP_LIMIT=$((3 * AGENT_LIMIT + 720))
 step agent_run flaky agent_try
 STEP_LIMIT=$_limit
 step agent_file cat workspace/hello.txt
