@@ -38,6 +38,10 @@ note agent_requests_before "$(wc -l <"$DATA/net/run/requests.jsonl")"
 # had 900 s and the step 2700 s (CI run ci14: the step beat for 44 minutes
 # and the test binary's deadline took the network session's tests with it).
 AGENT_LIMIT=480
+# The deliberate break (net/sandbox.yaml: the model's host not allowed) is
+# there to show OpenCode's own failure, which it prints only once it gives
+# up on the model: 510 s of retries on a loaded host (docs/testing.md).
+[ -f "$DATA/net/sandbox.yaml" ] && AGENT_LIMIT=900
 agent_try() {
 	_at=$(date +%s)
 	timeout -k 30 "$AGENT_LIMIT" ptyrun asb task agent -- run --auto "create hello.txt"
