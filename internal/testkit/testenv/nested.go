@@ -48,8 +48,9 @@ type Guest struct {
 	Shape string
 	Data  string
 	qemu  string // the nested parts (ShapeNested)
-	// retried: the guest kernel panicked once and the session ran again.
-	retried bool
+	// retries: how many times the emulation failed the session and it
+	// ran again (SessionRetries at most).
+	retries int
 	qemuLog string // QEMU's own log of this session's resets (qemuCmd)
 }
 
