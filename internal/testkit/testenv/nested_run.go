@@ -191,34 +191,32 @@ func waitGuest(ctx context.Context, cmd *exec.Cmd, in io.Writer, watch *guestWat
 				return fmt.Errorf("killed after %s: %w: its kernel says %q", time.Since(start).Round(time.Second), errLockup, what)
 			}
 			if quiet := watch.quiet(); quiet > lim.stall {
-				return stalled(in, watch, lim.answer, kill, done, start, quiet)
+				why, stopped := stalled(in, watch, lim.answer, quiet)
+				kill()
+				<-done
+				err := fmt.Errorf("killed after %s: %s", time.Since(start).Round(time.Second), why)
+				if stopped {
+					return fmt.Errorf("%w: %w", errStopped, err)
+				}
+				return err
 			}
 		}
 	}
 }
 
-// stalled ends a guest whose scenario printed nothing for quiet. Where in
-// (the console's input) is given, it asks the kernel first: its answer,
-// each CPU's stack and the blocked tasks, goes to the console; no answer
-// is errStopped.
-func stalled(in io.Writer, watch *guestWatch, wait time.Duration, kill func(), done <-chan error, start time.Time, quiet time.Duration) error {
-	why := fmt.Sprintf("the guest's scenario printed nothing for %s (hung: no step's heartbeat)", quiet.Round(time.Second))
-	stopped := false
-	if in != nil {
-		if askKernel(in, watch, wait) {
-			why += "; its kernel answered a magic SysRq: each CPU's stack and the blocked tasks are on the console"
-		} else {
-			stopped = true
-			why += fmt.Sprintf(", and its kernel did not answer a magic SysRq in %s", wait)
-		}
+// stalled says why a guest whose scenario printed nothing for quiet is
+// ended. Where in (the console's input) is given, it asks the kernel
+// first: its answer, each CPU's stack and the blocked tasks, goes to the
+// console, and stopped reports that there was none.
+func stalled(in io.Writer, watch *guestWatch, wait, quiet time.Duration) (why string, stopped bool) {
+	why = fmt.Sprintf("the guest's scenario printed nothing for %s (hung: no step's heartbeat)", quiet.Round(time.Second))
+	switch {
+	case in == nil:
+		return why, false
+	case askKernel(in, watch, wait):
+		return why + "; its kernel answered a magic SysRq: each CPU's stack and the blocked tasks are on the console", false
 	}
-	kill()
-	<-done
-	err := fmt.Errorf("killed after %s: %s", time.Since(start).Round(time.Second), why)
-	if stopped {
-		return fmt.Errorf("%w: %w", errStopped, err)
-	}
-	return err
+	return why + fmt.Sprintf(", and its kernel did not answer a magic SysRq in %s", wait), true
 }
 
 // testDeadline is the test binary's deadline, where t has one.

@@ -72,17 +72,34 @@ func TestParseSessionDiag(t *testing.T) {
 	}
 }
 
-// runWatched runs script as a guest would run, under waitGuest's limits.
+// runWatched runs script as a guest would run, under waitGuest's limits,
+// with no console input (a direct run's).
 func runWatched(t *testing.T, script string, lim guestLimits) error {
 	t.Helper()
+	return runGuestScript(t, script, lim, io.Discard, false)
+}
+
+// runGuestScript runs script as a guest would run, under waitGuest's
+// limits; what it prints goes to out, and with ask its standard input is
+// the console's input (askKernel's).
+func runGuestScript(t *testing.T, script string, lim guestLimits, out io.Writer, ask bool) error {
+	t.Helper()
 	cmd := exec.Command("sh", "-c", script)
-	watch := newGuestWatch(io.Discard)
+	watch := newGuestWatch(out)
 	cmd.Stdout, cmd.Stderr = watch, watch
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	var in io.Writer
+	if ask {
+		p, err := cmd.StdinPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		in = p
+	}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	return waitGuest(context.Background(), cmd, nil, watch, time.Now(), lim)
+	return waitGuest(context.Background(), cmd, in, watch, time.Now(), lim)
 }
 
 // A guest that keeps printing runs to its end however long it takes; one
@@ -119,7 +136,7 @@ func TestWaitGuestAsksTheKernel(t *testing.T) {
 	w) printf '[  1.2] sysrq: Show Blocked State\r\n' ;;
 	esac; done`
 	var console strings.Builder
-	err := runAsked(t, kernel, lim, &console)
+	err := runGuestScript(t, kernel, lim, &console, true)
 	if err == nil || errors.Is(err, errStopped) || !strings.Contains(err.Error(), "printed nothing") || !strings.Contains(err.Error(), "answered a magic SysRq") {
 		t.Errorf("a silent guest whose kernel answers: %v, want a hang whose kernel answered", err)
 	}
@@ -134,31 +151,13 @@ func TestWaitGuestAsksTheKernel(t *testing.T) {
 	if why := emulationFault(ShapeNested, s, err); why != "" {
 		t.Errorf("a hang whose kernel answered was named the emulation's: %q", why)
 	}
-	err = runAsked(t, "echo started; exec sleep 30", lim, io.Discard)
+	err = runGuestScript(t, "echo started; exec sleep 30", lim, io.Discard, true)
 	if !errors.Is(err, errStopped) || !strings.Contains(err.Error(), "did not answer a magic SysRq in 2s") {
 		t.Fatalf("a silent guest whose kernel does not answer: %v, want errStopped", err)
 	}
 	if why := emulationFault(ShapeNested, s, err); !strings.Contains(why, "stopped") {
 		t.Errorf("emulationFault = %q, want the stopped machine named (and so the session run once more)", why)
 	}
-}
-
-// runAsked runs script as a guest would run, under waitGuest's limits,
-// with its standard input the console's input; what it prints goes to out.
-func runAsked(t *testing.T, script string, lim guestLimits, out io.Writer) error {
-	t.Helper()
-	cmd := exec.Command("sh", "-c", script)
-	watch := newGuestWatch(out)
-	cmd.Stdout, cmd.Stderr = watch, watch
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	return waitGuest(context.Background(), cmd, in, watch, time.Now(), lim)
 }
 
 // A guest whose kernel reports a CPU stuck for the lockup limit is killed
