@@ -6,6 +6,7 @@ import (
 	"context"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // lastWordsLines and lastWordsWidth bound what LastWords returns.
@@ -34,10 +35,7 @@ func (m MSB) LastWords(ctx context.Context, vm string) []string {
 		if !ok || strings.TrimSpace(body) == "" || debugLine(body) {
 			continue
 		}
-		if len(body) > lastWordsWidth {
-			body = body[:lastWordsWidth] + "…"
-		}
-		words = append(words, body)
+		words = append(words, clipLine(body, lastWordsWidth))
 	}
 	return words[max(0, len(words)-lastWordsLines):]
 }
@@ -48,4 +46,17 @@ func (m MSB) LastWords(ctx context.Context, vm string) []string {
 func debugLine(body string) bool {
 	level, _, _ := strings.Cut(strings.TrimSpace(body), " ")
 	return level == "DEBUG" || level == "TRACE"
+}
+
+// clipLine is line cut to at most width bytes, not in the middle of a
+// character, with "…" where it was cut.
+func clipLine(line string, width int) string {
+	if len(line) <= width {
+		return line
+	}
+	cut := width
+	for cut > 0 && !utf8.RuneStart(line[cut]) {
+		cut--
+	}
+	return line[:cut] + "…"
 }

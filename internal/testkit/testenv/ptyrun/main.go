@@ -125,12 +125,13 @@ func hangUp(s os.Signal, pid int, master *os.File, waited <-chan error) error {
 	_ = syscall.Kill(-pid, syscall.SIGHUP)
 	_ = syscall.Kill(-pid, syscall.SIGCONT)
 	master.Close()
+	grace := hangupGrace()
 	select {
 	case err := <-waited:
 		return err
-	case <-time.After(hangupGrace()):
+	case <-time.After(grace):
 	}
-	fmt.Fprintf(os.Stderr, "ptyrun: %d still running %s after the hangup: killed its process group\n", pid, hangupGrace())
+	fmt.Fprintf(os.Stderr, "ptyrun: %d still running %s after the hangup: killed its process group\n", pid, grace)
 	_ = syscall.Kill(-pid, syscall.SIGKILL)
 	return <-waited
 }
