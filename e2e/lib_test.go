@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agents-sandbox/asb/internal/testkit/testenv"
 )
@@ -152,6 +153,33 @@ esac`
 	out, retried = runLib(t, "", "flaky sh -c '"+again+`'; echo "rc=$?"`)
 	if strings.Count(out, "error: startup timed out") != 2 || !strings.Contains(out, "a second time") || strings.Count(retried, "thestep:") != 1 {
 		t.Errorf("the same kind twice (its figures aside): want one retry, then the failure to stand\n%s\nretried: %q", out, retried)
+	}
+}
+
+// Within a step, what bounded and flaky decided reaches the console at
+// once (guestlib.sh's live), not only with the step's output at its end:
+// a session killed before then still says it (CI of 375b4da). A create's
+// cleanup before its retry is bounded too: an msb rm that never returns
+// costs its bound, and the retry goes on.
+func TestLibSaysLiveWhatItDecided(t *testing.T) {
+	out, _ := runLib(t, "[ \"$1\" = exec ] || exit 0\nwhile :; do sleep 1; done\n", `exec 9>&1; flaky bounded 2 msb exec vm -- true`)
+	for _, want := range []string{"bounded: msb did not return within 2 s: ",
+		"flaky: retried: msb did not return within 2 s", "flaky: not retried: msb did not return within 2 s, a second time"} {
+		if !regexp.MustCompile(`(?m)^@@asb live thestep [0-9.]+ ` + regexp.QuoteMeta(want)).MatchString(out) {
+			t.Errorf("no live line %q:\n%s", want, out)
+		}
+	}
+	msb := `case "$1" in ls) echo vm1 ;; rm) exec sleep 100 ;; esac`
+	script := `printf '#!/bin/sh\nif [ -f "$DATA/once" ]; then echo made; else : >"$DATA/once"; echo "error: sandbox process exited before agent relay became available" >&2; exit 1; fi\n' >"$DATA/bin/asb"; chmod +x "$DATA/bin/asb"
+STEP_BEAT=1 RM_LIMIT=1 create thecreate; echo "rc=$?"`
+	start := time.Now()
+	out, retried := runLib(t, msb, script)
+	if !strings.Contains(out, "rc=0") || !strings.Contains(retried, "thecreate:before_agent_relay") ||
+		!regexp.MustCompile(`(?m)^@@asb live thecreate [0-9.]+ msb rm --force vm1: exit 137$`).MatchString(out) {
+		t.Errorf("a create whose cleanup's msb rm hangs: want the rm ended at its bound, said live, and the retry made\n%s\nretried: %q", out, retried)
+	}
+	if d := time.Since(start); d > 30*time.Second {
+		t.Errorf("took %s: the cleanup's bound is 1 s", d)
 	}
 }
 

@@ -50,6 +50,7 @@ flaky() {
 		_fs0=$(date -u +%Y-%m-%dT%H:%M:%S)
 		"$@" >"$DATA/.flaky.out" 2>"$DATA/.flaky.err"
 		_frc=$?
+		[ $_frc = 0 ] || live "flaky: exit $_frc: $(tail -n 2 "$DATA/.flaky.err")"
 		cat "$DATA/.flaky.out"
 		cat "$DATA/.flaky.err" >&2
 		[ $_frc = 0 ] && return 0
@@ -61,16 +62,19 @@ flaky() {
 		case $_fkinds in
 		*" $_fk "*)
 			echo "flaky: not retried: $_why, a second time" >&2
+			live "flaky: not retried: $_why, a second time"
 			return $_frc
 			;;
 		esac
 		if [ "$(echo $_fkinds | wc -w)" -ge 2 ]; then
 			echo "flaky: not retried: $_why, after two retries" >&2
+			live "flaky: not retried: $_why, after two retries"
 			return $_frc
 		fi
 		_fkinds="$_fkinds$_fk "
 		echo "$_n:$_why" | tr ' ' _ >>"$DATA/retried"
 		echo "flaky: retried: $_why" >&2
+		live "flaky: retried: $_why"
 		if [ -n "$FLAKY_CLEANUP" ]; then eval "$FLAKY_CLEANUP"; else vm_back "$_why"; fi
 	done
 }
@@ -109,10 +113,12 @@ vm_back() {
 	if printf '%s\n' "$_vs" | grep -q '"status": *"Running"'; then
 		case $1 in "msb did not return"*) ;; *) return 0 ;; esac
 		echo "flaky: $_vb did not answer: asb task vm:stop, then vm:start" >&2
+		live "flaky: $_vb did not answer: asb task vm:stop, then vm:start"
 		echo "$_n:the_VM_did_not_answer" >>"$DATA/retried"
 		bounded 300 asb task vm:stop >&2
 	else
 		echo "flaky: $_vb is not running after that failure: asb task vm:start" >&2
+		live "flaky: $_vb is not running after that failure: asb task vm:start"
 		echo "$_n:the_VM_stopped_by_itself" >>"$DATA/retried"
 	fi
 	bounded 300 asb task vm:start >&2
@@ -198,16 +204,19 @@ bounded_watch() {
 	for _c in $(printf '%s\n' "$_bcl" | cut -d' ' -f1); do kill -KILL "$_c" 2>/dev/null; done
 	if [ -n "$_hung" ]; then
 		echo "bounded: msb did not return within $1 s: $_hung" >&2
+		live "bounded: msb did not return within $1 s: $_hung"
 		vm_procs >&2
 	else
 		echo "bounded: no answer within $1 s, and no msb command was running: the hang is not msb's" >&2
+		live "bounded: no answer within $1 s, and no msb command was running"
 	fi
 }
 
 # create NAME: asb task vm:create; a boot msb failed by itself is removed
-# (msb rm --force) and made once more.
+# (msb rm --force, bounded as every msb call here is: flaky waits for it)
+# and made once more.
 create() {
-	FLAKY_CLEANUP='for v in $(msb ls -q); do msb rm --force "$v" >/dev/null 2>&1; done'
+	FLAKY_CLEANUP='for v in $(timeout -s KILL 60 msb ls -q); do timeout -s KILL "${RM_LIMIT:-120}" msb rm --force "$v" >/dev/null 2>&1 || live "msb rm --force $v: exit $?"; done'
 	step "$1" flaky bounded "${CREATE_LIMIT:-300}" asb task vm:create
 	_crc=$?
 	FLAKY_CLEANUP=

@@ -56,10 +56,33 @@ step_procs() {
 	done
 }
 
+# step_doing ME SINCE: what the step runs now, for its heartbeat: the
+# names of its processes (step_procs; sleeps left out) in brackets, then
+# the command line of the newest that is not a shell. A session killed
+# from outside (its limit, the test binary's deadline) loses the step's
+# output; its last beat still says what it waited on (CI of 375b4da: a
+# create beat for 45 minutes, its guest idle, and nothing said which of
+# its commands had not returned).
+step_doing() {
+	_dn=""
+	_dp=""
+	while read -r _p _pc; do
+		case $_pc in sleep) continue ;; sh | bash | ash | busybox | timeout) ;; *) _dp=$_p ;; esac
+		_dn="$_dn $_pc"
+	done <<EOS
+$(step_procs "$1" "$2")
+EOS
+	printf '[%s]' "$(echo $_dn | cut -c1-120)"
+	[ -n "$_dp" ] || return 0
+	_dc=$(cmdline "$_dp" | cut -c1-160)
+	printf ' %s' "${_dc% }"
+}
+
 # step_watch LIMIT: the step's companion. A heartbeat every STEP_BEAT
 # seconds (the host takes a guest that prints nothing for minutes for hung:
-# testenv.GuestStall); once the step ran LIMIT seconds, its processes are
-# listed in $DATA/.step.hung and killed, each second until the step ends.
+# testenv.GuestStall) that says what the step runs (step_doing); once the
+# step ran LIMIT seconds, its processes are listed in $DATA/.step.hung and
+# killed, each second until the step ends.
 step_watch() {
 	_wme=$(exec sh -c 'echo $PPID')
 	started "$_wme"
@@ -67,7 +90,7 @@ step_watch() {
 	_w0=$(date +%s)
 	while [ $(($(date +%s) - _w0)) -lt "$1" ]; do
 		sleep "${STEP_BEAT:-60}"
-		echo "@@asb beat $_n"
+		echo "@@asb beat $_n $(($(date +%s) - _w0))s $(step_doing "$_wme" "$_wt")"
 	done
 	{
 		echo "step $_n: still running after $1 s, its limit (guestlib.sh's STEP_LIMIT): killed what it ran:"
@@ -103,7 +126,8 @@ step() {
 	rm -f "$DATA/.step.hung"
 	step_watch "${STEP_LIMIT:-1500}" &
 	_hb=$!
-	"$@" >"$DATA/.step.out" 2>"$DATA/.step.err" </dev/null
+	# Descriptor 9 stays the console: live (below) writes to it.
+	"$@" 9>&1 >"$DATA/.step.out" 2>"$DATA/.step.err" </dev/null
 	_rc=$?
 	kill $_hb 2>/dev/null
 	wait $_hb 2>/dev/null
@@ -121,3 +145,9 @@ step() {
 # expect_fail NAME CMD…: a step whose failure is the point (no on_fail).
 expect_fail() { _nodiag=1; step "$@"; _rc=$?; _nodiag=; return $_rc; }
 note() { echo "@@asb note $*"; }
+# live TEXT: TEXT on the console at once, from within a step (whose output
+# goes to a file, and to the console only at its end): "@@asb live STEP
+# SECONDS-SINCE-BOOT TEXT", one line. What a step's retries and bounds
+# decided is known even when the session is killed before the step ends.
+# Nothing outside a step.
+live() { { printf '@@asb live %s %s %s\n' "${_n:-?}" "$(now)" "$(printf '%s' "$*" | tr '\n' ' ' | cut -c1-300)" >&9; } 2>/dev/null || :; }

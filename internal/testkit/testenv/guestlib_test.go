@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -115,6 +116,32 @@ step short echo hi`)
 			}
 			if short.Out != "hi\n" {
 				t.Errorf("the short step kept %q", short.Out)
+			}
+		})
+	}
+}
+
+// A step's heartbeat names what it runs, and its live lines reach the
+// console at once; cut before the step's end (a session killed from
+// outside), the log still says both. Outside a step, live says nothing.
+func TestGuestLibSaysWhatAStepRuns(t *testing.T) {
+	for name, shell := range guestShells() {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			s := runGuestLib(t, shell, `w() { live "waiting on" tail; tail -f /dev/null; }
+step waits w
+live outside
+echo '@@asb end'`)
+			if st := s.Steps["waits"]; st.Code != 124 {
+				t.Fatalf("the step: %+v\n%s", st, s.Log)
+			}
+			cut, _, _ := strings.Cut(s.Log, "@@asb step waits")
+			u := parseSession(ShapeDirect, cut).Unfinished
+			if !regexp.MustCompile(`^step waits [0-9]+s \[tail\] tail -f /dev/null\n  live: waits [0-9.]+ waiting on tail$`).MatchString(u) {
+				t.Errorf("the log cut in the step: Unfinished = %q\n%s", u, s.Log)
+			}
+			if strings.Contains(s.Log, "outside") || s.Unfinished != "" {
+				t.Errorf("a live line outside a step, or an ended step taken for unfinished (%q):\n%s", s.Unfinished, s.Log)
 			}
 		})
 	}

@@ -188,6 +188,11 @@ type Session struct {
 	// Console is the file that keeps this session's console (one a
 	// session and run: a later session never overwrites it).
 	Console string
+	// Unfinished is what the step that had not ended when the session
+	// did last said: its last heartbeat (what it ran then) and the live
+	// lines after it (guestlib.sh's step_watch and live); "" when every
+	// step ended.
+	Unfinished string
 }
 
 // Step returns the step name; a step that did not run fails the test.
@@ -231,6 +236,8 @@ func parseSession(shape, log string) *Session {
 	s := &Session{Shape: shape, Log: log, Steps: map[string]Step{}, Notes: map[string]string{}}
 	sc := bufio.NewScanner(strings.NewReader(log))
 	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	var beat string    // the running step's last heartbeat
+	var lives []string // and its live lines, the last maxLives
 	for sc.Scan() {
 		line := strings.TrimRight(sc.Text(), "\r")
 		_, rest, ok := strings.Cut(line, "@@asb ")
@@ -244,18 +251,35 @@ func parseSession(shape, log string) *Session {
 			secs, _ := strconv.ParseFloat(f[3], 64)
 			s.Steps[f[1]] = Step{Code: code, Out: unb64(f[4]), Err: unb64(f[5]), Secs: secs}
 			s.Order = append(s.Order, f[1])
+			beat, lives = "", nil
 		case len(f) == 3 && f[0] == "diag":
 			st := s.Steps[f[1]]
 			st.Diag = unb64(f[2])
 			s.Steps[f[1]] = st
 		case len(f) >= 2 && f[0] == "note":
 			s.Notes[f[1]] = strings.Join(f[2:], " ")
+		case len(f) >= 2 && f[0] == "beat":
+			if _, ended := s.Steps[f[1]]; !ended {
+				beat = "step " + strings.Join(f[1:], " ")
+			}
+		case len(f) >= 3 && f[0] == "live":
+			lives = append(lives[max(0, len(lives)-maxLives+1):], strings.Join(f[1:], " "))
 		case len(f) == 1 && f[0] == "end":
 			s.Ended = true
 		}
 	}
+	if beat == "" && len(lives) > 0 {
+		beat = "a step, before its first heartbeat"
+	}
+	if beat != "" {
+		s.Unfinished = strings.Join(append([]string{beat}, lives...), "\n  live: ")
+	}
 	return s
 }
+
+// maxLives is how many of a running step's live lines Session.Unfinished
+// keeps: its latest.
+const maxLives = 12
 
 // GuestLib is sourced by every scenario, before its own script: step,
 // note, now (guestlib.sh says what each does, and how every step ends).

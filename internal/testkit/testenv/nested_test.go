@@ -39,6 +39,28 @@ func TestParseSession(t *testing.T) {
 	if parseSession(ShapeNested, "@@asb step cut 0 1.0 x\n").Steps["cut"] != (Step{}) {
 		t.Fatal("a line cut short was read as a step")
 	}
+	if s.Unfinished != "" {
+		t.Errorf("every step ended, yet Unfinished = %q", s.Unfinished)
+	}
+}
+
+// A session that ended in a step (killed from outside) says what that step
+// last ran and decided: its last heartbeat and its live lines.
+func TestParseSessionUnfinished(t *testing.T) {
+	log := "@@asb step trust 0 1.1 x x\n@@asb live trust 3.0 flaky: exit 1: before this step ended\n@@asb step t2 0 1 x x\n" +
+		"@@asb beat create 60s [sh asb-task msb] msb load --quiet\n" +
+		"@@asb live create 930.5 bounded: msb did not return within 900 s: 412 msb load --quiet\n" +
+		"@@asb live create 931.0 flaky: retried: msb did not return within 900 s\n" +
+		"@@asb beat create 960s [sh msb] msb rm --force vm\r\n"
+	s := parseSession(ShapeNested, log)
+	want := "step create 960s [sh msb] msb rm --force vm\n  live: create 930.5 bounded: msb did not return within 900 s: 412 msb load --quiet\n" +
+		"  live: create 931.0 flaky: retried: msb did not return within 900 s"
+	if s.Unfinished != want {
+		t.Errorf("Unfinished =\n%s\nwant\n%s", s.Unfinished, want)
+	}
+	if len(s.Order) != 2 || s.Notes["create"] != "" {
+		t.Errorf("a heartbeat or a live line was read as a step or a note: %v %v", s.Order, s.Notes)
+	}
 }
 
 // A failed step's diagnosis comes back with it, and its message quotes
@@ -67,8 +89,8 @@ func TestParseSessionDiag(t *testing.T) {
 	if strings.Contains(why, "agent line 34\n") {
 		t.Errorf("Why() quotes more than a section's last lines:\n%s", why)
 	}
-	if len(s.Order) != 1 {
-		t.Errorf("a heartbeat or a diagnosis was read as a step: %v", s.Order)
+	if len(s.Order) != 1 || s.Unfinished != "" {
+		t.Errorf("a heartbeat or a diagnosis was read as a step, or an unfinished one: %v %q", s.Order, s.Unfinished)
 	}
 }
 
@@ -76,13 +98,13 @@ func TestParseSessionDiag(t *testing.T) {
 // with no console input (a direct run's).
 func runWatched(t *testing.T, script string, lim guestLimits) error {
 	t.Helper()
-	return runGuestScript(t, script, lim, io.Discard, false)
+	return runGuestScript(t, context.Background(), script, lim, io.Discard, false)
 }
 
 // runGuestScript runs script as a guest would run, under waitGuest's
 // limits; what it prints goes to out, and with ask its standard input is
 // the console's input (askKernel's).
-func runGuestScript(t *testing.T, script string, lim guestLimits, out io.Writer, ask bool) error {
+func runGuestScript(t *testing.T, ctx context.Context, script string, lim guestLimits, out io.Writer, ask bool) error {
 	t.Helper()
 	cmd := exec.Command("sh", "-c", script)
 	watch := newGuestWatch(out)
@@ -99,7 +121,7 @@ func runGuestScript(t *testing.T, script string, lim guestLimits, out io.Writer,
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	return waitGuest(context.Background(), cmd, in, watch, time.Now(), lim)
+	return waitGuest(ctx, cmd, in, watch, time.Now(), lim)
 }
 
 // A guest that keeps printing runs to its end however long it takes; one
@@ -136,7 +158,7 @@ func TestWaitGuestAsksTheKernel(t *testing.T) {
 	w) printf '[  1.2] sysrq: Show Blocked State\r\n' ;;
 	esac; done`
 	var console strings.Builder
-	err := runGuestScript(t, kernel, lim, &console, true)
+	err := runGuestScript(t, context.Background(), kernel, lim, &console, true)
 	if err == nil || errors.Is(err, errStopped) || !strings.Contains(err.Error(), "printed nothing") || !strings.Contains(err.Error(), "answered a magic SysRq") {
 		t.Errorf("a silent guest whose kernel answers: %v, want a hang whose kernel answered", err)
 	}
@@ -151,12 +173,44 @@ func TestWaitGuestAsksTheKernel(t *testing.T) {
 	if why := emulationFault(ShapeNested, s, err); why != "" {
 		t.Errorf("a hang whose kernel answered was named the emulation's: %q", why)
 	}
-	err = runGuestScript(t, "echo started; exec sleep 30", lim, io.Discard, true)
+	err = runGuestScript(t, context.Background(), "echo started; exec sleep 30", lim, io.Discard, true)
 	if !errors.Is(err, errStopped) || !strings.Contains(err.Error(), "did not answer a magic SysRq in 2s") {
 		t.Fatalf("a silent guest whose kernel does not answer: %v, want errStopped", err)
 	}
 	if why := emulationFault(ShapeNested, s, err); !strings.Contains(why, "stopped") {
 		t.Errorf("emulationFault = %q, want the stopped machine named (and so the session run once more)", why)
+	}
+}
+
+// A guest still busy at its deadline (the test binary's) is asked by magic
+// SysRq too before it is killed, and the error says both; one whose
+// context was cancelled (an interrupted test) is killed at once, unasked.
+func TestWaitGuestAsksTheKernelAtTheDeadline(t *testing.T) {
+	lim := guestLimits{stall: time.Hour, lockup: time.Hour, answer: 2 * time.Second}
+	got := filepath.Join(t.TempDir(), "keys")
+	kernel := `(while :; do echo '@@asb beat create 60s [sh asb msb] msb rm --force vm'; sleep 0.2; done) &
+	while c=$(dd bs=1 count=1 2>/dev/null) && [ -n "$c" ]; do printf '%s' "$c" >>` + got + `
+	case $c in w) printf '[  1.2] sysrq: Show Blocked State\r\n[  1.2] task:msb state:D\r\n' ;; esac; done`
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	var console strings.Builder
+	err := runGuestScript(t, ctx, kernel, lim, &console, true)
+	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "answered a magic SysRq") {
+		t.Errorf("a busy guest at its deadline: %v, want the deadline and the kernel's answer", err)
+	}
+	if !strings.Contains(console.String(), "task:msb state:D") {
+		t.Errorf("the kernel's answer is not on the console:\n%s", console.String())
+	}
+	_ = os.Remove(got)
+	ctx, cancel = context.WithCancel(context.Background())
+	time.AfterFunc(500*time.Millisecond, cancel)
+	start := time.Now()
+	err = runGuestScript(t, ctx, kernel, lim, io.Discard, true)
+	if !errors.Is(err, context.Canceled) || strings.Contains(err.Error(), "SysRq") {
+		t.Errorf("a cancelled guest: %v, want it killed as cancelled, unasked", err)
+	}
+	if keys, _ := os.ReadFile(got); len(keys) != 0 || time.Since(start) > 10*time.Second {
+		t.Errorf("a cancelled guest was asked %q, or waited %s", keys, time.Since(start))
 	}
 }
 
