@@ -202,6 +202,15 @@ bounded_watch() {
 	while kill -0 "$2" 2>/dev/null && [ $_bk -lt 10 ]; do sleep 0.5; _bk=$((_bk + 1)); done
 	kill -KILL "$2" 2>/dev/null
 	for _c in $(printf '%s\n' "$_bcl" | cut -d' ' -f1); do kill -KILL "$_c" 2>/dev/null; done
+	# A client the kill did not end waits in the kernel (state D): say
+	# where, for the emulation's faults are told from asb's by it.
+	sleep 2
+	for _c in $(printf '%s\n' "$_bcl" | cut -d' ' -f1); do
+		_w=$(waits "$_c")
+		case $_w in Z* | gone) continue ;; esac
+		echo "bounded: msb client $_c outlived its kill: $_w" >&2
+		live "bounded: msb client $_c outlived its kill: $_w"
+	done
 	if [ -n "$_hung" ]; then
 		echo "bounded: msb did not return within $1 s: $_hung" >&2
 		live "bounded: msb did not return within $1 s: $_hung"

@@ -56,6 +56,17 @@ step_procs() {
 	done
 }
 
+# waits PID: PID's state and where in the kernel it waits ("S
+# do_wait"), from /proc (no lock needed): a command waiting on a child, a
+# pipe or a lock for minutes, or one stuck in the kernel (D), says so.
+waits() {
+	read -r _ws 2>/dev/null <"/proc/$1/stat" || { echo gone; return; }
+	_ws=${_ws##*) }
+	_ww=
+	read -r _ww 2>/dev/null <"/proc/$1/wchan" # no newline: read fails, yet sets it
+	echo "${_ws%% *} ${_ww:-?}"
+}
+
 # step_doing ME SINCE: what the step runs now, for its heartbeat: the
 # names of its processes (step_procs; sleeps left out) in brackets, then
 # the command line of the newest that is not a shell. A session killed
@@ -75,7 +86,7 @@ EOS
 	printf '[%s]' "$(echo $_dn | cut -c1-120)"
 	[ -n "$_dp" ] || return 0
 	_dc=$(cmdline "$_dp" | cut -c1-160)
-	printf ' %s' "${_dc% }"
+	printf ' %s (%s)' "${_dc% }" "$(waits "$_dp")"
 }
 
 # step_watch LIMIT: the step's companion. A heartbeat every STEP_BEAT
