@@ -162,7 +162,7 @@ esac`
 // cleanup before its retry is bounded too: an msb rm that never returns
 // costs its bound, and the retry goes on.
 func TestLibSaysLiveWhatItDecided(t *testing.T) {
-	out, _ := runLib(t, "[ \"$1\" = exec ] || exit 0\nwhile :; do sleep 1; done\n", `exec 9>&1; flaky bounded 2 msb exec vm -- true`)
+	out, _ := runLib(t, "[ \"$1\" = exec ] || exit 0\nwhile :; do sleep 1; done\n", `STEP_BEAT=1 step thestep flaky bounded 2 msb exec vm -- true`)
 	for _, want := range []string{"bounded: msb did not return within 2 s: ",
 		"flaky: retried: msb did not return within 2 s", "flaky: not retried: msb did not return within 2 s, a second time"} {
 		if !regexp.MustCompile(`(?m)^@@asb live thestep [0-9.]+ ` + regexp.QuoteMeta(want)).MatchString(out) {

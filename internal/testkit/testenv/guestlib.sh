@@ -101,6 +101,7 @@ step_watch() {
 	_w0=$(date +%s)
 	while [ $(($(date +%s) - _w0)) -lt "$1" ]; do
 		sleep "${STEP_BEAT:-60}"
+		live_flush
 		echo "@@asb beat $_n $(($(date +%s) - _w0))s $(step_doing "$_wme" "$_wt")"
 	done
 	{
@@ -134,14 +135,16 @@ step() {
 	_n=$1
 	shift
 	_t0=$(now)
-	rm -f "$DATA/.step.hung"
+	rm -f "$DATA/.step.hung" "$DATA/.step.live"
+	_live=$DATA/.step.live
 	step_watch "${STEP_LIMIT:-1500}" &
 	_hb=$!
-	# Descriptor 9 stays the console: live (below) writes to it.
-	"$@" 9>&1 >"$DATA/.step.out" 2>"$DATA/.step.err" </dev/null
+	"$@" >"$DATA/.step.out" 2>"$DATA/.step.err" </dev/null
 	_rc=$?
 	kill $_hb 2>/dev/null
 	wait $_hb 2>/dev/null
+	live_flush
+	_live=
 	if [ -e "$DATA/.step.hung" ]; then
 		_rc=124
 		cat "$DATA/.step.hung" >>"$DATA/.step.err"
@@ -156,9 +159,19 @@ step() {
 # expect_fail NAME CMD…: a step whose failure is the point (no on_fail).
 expect_fail() { _nodiag=1; step "$@"; _rc=$?; _nodiag=; return $_rc; }
 note() { echo "@@asb note $*"; }
-# live TEXT: TEXT on the console at once, from within a step (whose output
-# goes to a file, and to the console only at its end): "@@asb live STEP
-# SECONDS-SINCE-BOOT TEXT", one line. What a step's retries and bounds
-# decided is known even when the session is killed before the step ends.
-# Nothing outside a step.
-live() { { printf '@@asb live %s %s %s\n' "${_n:-?}" "$(now)" "$(printf '%s' "$*" | tr '\n' ' ' | cut -c1-300)" >&9; } 2>/dev/null || :; }
+# live TEXT: from within a step (whose output goes to a file, and to the
+# console only at its end), TEXT on the console by the step's next
+# heartbeat: "@@asb live STEP SECONDS-SINCE-BOOT TEXT", one line. What a
+# step's retries and bounds decided is known even when the session is
+# killed before the step ends. Through a file, not a descriptor of the
+# console: a server a step leaves running would hold that open, and a
+# direct run's output would never end. Nothing outside a step.
+live() {
+	[ -n "$_live" ] || return 0
+	printf '@@asb live %s %s %s\n' "${_n:-?}" "$(now)" "$(printf '%s' "$*" | tr '\n' ' ' | cut -c1-300)" >>"$_live"
+}
+# live_flush: the live lines written since the last flush, to the console.
+live_flush() {
+	[ -s "$DATA/.step.live" ] || return 0
+	mv -f "$DATA/.step.live" "$DATA/.step.live.out" && cat "$DATA/.step.live.out"
+}
