@@ -200,7 +200,11 @@ func (s *Session) Step(t testing.TB, name string) Step {
 	t.Helper()
 	st, ok := s.Steps[name]
 	if !ok {
-		t.Fatalf("the scenario (%s) did not run step %q; its log ends:\n%s", s.Shape, name, lastLines(s.Log, 60))
+		in := ""
+		if s.Unfinished != "" {
+			in = "; it ended in " + s.Unfinished
+		}
+		t.Fatalf("the scenario (%s) did not run step %q%s\nits log ends:\n%s", s.Shape, name, in, lastLines(s.Log, 60))
 	}
 	return st
 }
