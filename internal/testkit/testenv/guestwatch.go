@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"io"
 	"regexp"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -43,15 +45,62 @@ type guestWatch struct {
 	// sysrqs counts the kernel's lines that answer a magic SysRq
 	// (askKernel): "sysrq: Show Blocked State".
 	sysrqs atomic.Int64
+	// nmiSent and nmiAnswered are the CPUs the kernel sent an NMI for
+	// their backtraces (SysRq l: "Sending NMI from CPU 1 to CPUs 0:")
+	// and those that printed one ("NMI backtrace for cpu 0"), mu held.
+	nmiSent, nmiAnswered map[int]bool
 }
+
+// nmiSending and nmiBacktrace are the kernel's lines of SysRq l.
+var (
+	nmiSending   = regexp.MustCompile(`Sending NMI from CPU \d+ to CPUs ([0-9,-]+)`)
+	nmiBacktrace = regexp.MustCompile(`NMI backtrace for cpu (\d+)`)
+)
 
 // maxLine is how much of a line the watch keeps to judge it.
 const maxLine = 512
 
 func newGuestWatch(w io.Writer) *guestWatch {
-	g := &guestWatch{w: w}
+	g := &guestWatch{w: w, nmiSent: map[int]bool{}, nmiAnswered: map[int]bool{}}
 	g.touch()
 	return g
+}
+
+// silentCPUs are the CPUs the kernel sent an NMI for their backtraces that
+// printed none, in order.
+func (g *guestWatch) silentCPUs() []int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var cs []int
+	for c := range g.nmiSent {
+		if !g.nmiAnswered[c] {
+			cs = append(cs, c)
+		}
+	}
+	slices.Sort(cs)
+	return cs
+}
+
+// cpuList reads the kernel's list of CPUs ("0", "0-3", "0,2-3").
+func cpuList(s string) []int {
+	var cs []int
+	for _, part := range strings.Split(s, ",") {
+		lo, hi, isRange := strings.Cut(part, "-")
+		a, err := strconv.Atoi(lo)
+		if err != nil {
+			continue
+		}
+		b := a
+		if isRange {
+			if b, err = strconv.Atoi(hi); err != nil || b < a || b-a > 1024 {
+				continue
+			}
+		}
+		for c := a; c <= b; c++ {
+			cs = append(cs, c)
+		}
+	}
+	return cs
 }
 
 func (g *guestWatch) touch() { g.last.Store(time.Now().UnixNano()) }
@@ -98,6 +147,16 @@ func (g *guestWatch) judge() {
 	}
 	if bytes.Contains(l, []byte("] sysrq: ")) {
 		g.sysrqs.Add(1)
+	}
+	if m := nmiSending.FindSubmatch(l); m != nil {
+		for _, c := range cpuList(string(m[1])) {
+			g.nmiSent[c] = true
+		}
+	}
+	if m := nmiBacktrace.FindSubmatch(l); m != nil {
+		if c, err := strconv.Atoi(string(m[1])); err == nil {
+			g.nmiAnswered[c] = true
+		}
 	}
 	if m := softLockup.FindSubmatch(l); m != nil {
 		if n, err := strconv.Atoi(string(m[1])); err == nil && n > g.stuck {

@@ -149,7 +149,9 @@ const SessionRetries = 2
 //   - its kernel reported a CPU stuck for GuestLockup, and waitGuest
 //     killed it (errLockup);
 //   - its scenario printed nothing for GuestStall and its kernel did not
-//     answer a magic SysRq either (errStopped): the machine had stopped;
+//     answer a magic SysRq either, or one of its CPUs did not answer the
+//     NMI of SysRq l (errStopped): the machine, or a CPU of it, had
+//     stopped;
 //   - its kernel panicked ("Kernel panic" on the console: a stack guard
 //     page hit in a vCPU thread, seen once in a CI run);
 //   - the machine reset in the middle of the scenario: QEMU (-no-reboot)
@@ -236,10 +238,17 @@ func stalled(in io.Writer, watch *guestWatch, wait, quiet time.Duration) (why st
 	switch {
 	case in == nil:
 		return why, false
-	case askKernel(in, watch, wait):
-		return why + "; its kernel answered a magic SysRq: each CPU's stack and the blocked tasks are on the console", false
+	case !askKernel(in, watch, wait):
+		return why + fmt.Sprintf(", and its kernel did not answer a magic SysRq in %s", wait), true
 	}
-	return why + fmt.Sprintf(", and its kernel did not answer a magic SysRq in %s", wait), true
+	why += "; its kernel answered a magic SysRq: each CPU's stack and the blocked tasks are on the console"
+	if cs := watch.silentCPUs(); len(cs) > 0 {
+		// No process stops a CPU from taking an NMI: the machine's CPU
+		// itself had stopped (ci34 of 2026-12-06: CPU 0 of the boot
+		// session's guest, while CPU 1 ran a microVM's vCPU thread).
+		return why + fmt.Sprintf(", but its CPU %v never answered the NMI that asks for its stack", cs), true
+	}
+	return why, false
 }
 
 // testDeadline is the test binary's deadline, where t has one.

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -179,6 +180,38 @@ func TestWaitGuestAsksTheKernel(t *testing.T) {
 	}
 	if why := emulationFault(ShapeNested, s, err); !strings.Contains(why, "stopped") {
 		t.Errorf("emulationFault = %q, want the stopped machine named (and so the session run once more)", why)
+	}
+}
+
+// A kernel that answers the SysRq but one of whose CPUs never answers the
+// NMI that asks for its stack is a machine a CPU of which had stopped
+// (ci34: CPU 0 of the boot session's guest): the emulation's, as a kernel
+// that does not answer at all. Every CPU answering is a hang like another.
+func TestWaitGuestNamesASilentCPU(t *testing.T) {
+	lim := guestLimits{stall: 500 * time.Millisecond, lockup: time.Hour, answer: 2 * time.Second}
+	kernel := func(l string) string {
+		return `echo started; while c=$(dd bs=1 count=1 2>/dev/null) && [ -n "$c" ]; do
+	case $c in
+	9) printf '[  1.0] sysrq: Changing Loglevel\r\n[  1.0] sysrq: Loglevel set to 9\r\n' ;;
+	l) printf '[  1.1] sysrq: Show backtrace of all active CPUs\r\n[  1.1] NMI backtrace for cpu 1\r\n[  1.1] Sending NMI from CPU 1 to CPUs 0:\r\n` + l + `' ;;
+	w) printf '[  1.2] sysrq: Show Blocked State\r\n' ;;
+	esac; done`
+	}
+	err := runGuestScript(t, context.Background(), kernel(""), lim, io.Discard, true)
+	if !errors.Is(err, errStopped) || !strings.Contains(err.Error(), "its CPU [0] never answered the NMI") {
+		t.Errorf("CPU 0 silent: %v, want errStopped naming CPU 0", err)
+	}
+	err = runGuestScript(t, context.Background(), kernel(`[  1.1] NMI backtrace for cpu 0\r\n`), lim, io.Discard, true)
+	if err == nil || errors.Is(err, errStopped) || !strings.Contains(err.Error(), "answered a magic SysRq") {
+		t.Errorf("every CPU answered: %v, want a hang whose kernel answered, not errStopped", err)
+	}
+}
+
+func TestCPUList(t *testing.T) {
+	for in, want := range map[string][]int{"0": {0}, "0-3": {0, 1, 2, 3}, "0,2-3": {0, 2, 3}, "x,1": {1}, "3-1": nil} {
+		if got := cpuList(in); !slices.Equal(got, want) {
+			t.Errorf("cpuList(%q) = %v, want %v", in, got, want)
+		}
 	}
 }
 
