@@ -7,7 +7,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/agents-sandbox/asb/internal/testkit/testenv"
 )
@@ -172,14 +171,11 @@ func TestLibSaysLiveWhatItDecided(t *testing.T) {
 	msb := `case "$1" in ls) echo vm1 ;; rm) exec sleep 100 ;; esac`
 	script := `printf '#!/bin/sh\nif [ -f "$DATA/once" ]; then echo made; else : >"$DATA/once"; echo "error: sandbox process exited before agent relay became available" >&2; exit 1; fi\n' >"$DATA/bin/asb"; chmod +x "$DATA/bin/asb"
 STEP_BEAT=1 RM_LIMIT=1 create thecreate; echo "rc=$?"`
-	start := time.Now()
+	// exit 137: the rm was killed at its bound (SIGKILL), not ended.
 	out, retried := runLib(t, msb, script)
 	if !strings.Contains(out, "rc=0") || !strings.Contains(retried, "thecreate:before_agent_relay") ||
 		!regexp.MustCompile(`(?m)^@@asb live thecreate [0-9.]+ msb rm --force vm1: exit 137$`).MatchString(out) {
 		t.Errorf("a create whose cleanup's msb rm hangs: want the rm ended at its bound, said live, and the retry made\n%s\nretried: %q", out, retried)
-	}
-	if d := time.Since(start); d > 30*time.Second {
-		t.Errorf("took %s: the cleanup's bound is 1 s", d)
 	}
 }
 

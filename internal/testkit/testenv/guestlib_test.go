@@ -141,7 +141,7 @@ echo '@@asb end'`)
 			}
 			cut, _, _ := strings.Cut(s.Log, "@@asb step waits")
 			u := parseSession(ShapeDirect, cut).Unfinished
-			if !regexp.MustCompile(`^step waits [0-9]+s \[tail\] tail -f /dev/null \(S [a-z_]+\)\n  live: waits [0-9.]+ waiting on tail$`).MatchString(u) {
+			if !regexp.MustCompile(`^step waits [0-9]+s \[tail\] tail -f /dev/null \([A-Z] [a-z_0-9?]+\)\n  live: waits [0-9.]+ waiting on tail$`).MatchString(u) {
 				t.Errorf("the log cut in the step: Unfinished = %q\n%s", u, s.Log)
 			}
 			if strings.Contains(s.Log, "outside") || s.Unfinished != "" {

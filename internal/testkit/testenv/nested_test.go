@@ -237,13 +237,12 @@ func TestWaitGuestAsksTheKernelAtTheDeadline(t *testing.T) {
 	_ = os.Remove(got)
 	ctx, cancel = context.WithCancel(context.Background())
 	time.AfterFunc(500*time.Millisecond, cancel)
-	start := time.Now()
 	err = runGuestScript(t, ctx, kernel, lim, io.Discard, true)
 	if !errors.Is(err, context.Canceled) || strings.Contains(err.Error(), "SysRq") {
 		t.Errorf("a cancelled guest: %v, want it killed as cancelled, unasked", err)
 	}
-	if keys, _ := os.ReadFile(got); len(keys) != 0 || time.Since(start) > 10*time.Second {
-		t.Errorf("a cancelled guest was asked %q, or waited %s", keys, time.Since(start))
+	if keys, _ := os.ReadFile(got); len(keys) != 0 {
+		t.Errorf("a cancelled guest was asked %q", keys)
 	}
 }
 
