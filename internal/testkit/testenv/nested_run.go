@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -154,6 +155,9 @@ const SessionRetries = 2
 //     stopped;
 //   - its kernel panicked ("Kernel panic" on the console: a stack guard
 //     page hit in a vCPU thread, seen once in a CI run);
+//   - QEMU itself failed one of its own assertions and aborted (ci39 of
+//     2026-12-06: `iotlb_to_section: Assertion … failed` two seconds
+//     into the boot, before the guest's kernel ran);
 //   - the machine reset in the middle of the scenario: QEMU (-no-reboot)
 //     exited by itself with neither the scenario's end nor the init's last
 //     line ("nested-init: run.sh exit N", which it prints whatever the
@@ -170,11 +174,18 @@ func emulationFault(shape string, s *Session, err error) string {
 		return "the nested guest stopped (" + err.Error() + ")"
 	case strings.Contains(s.Log, "Kernel panic"):
 		return "the nested guest's kernel panicked"
+	case qemuAssertion.MatchString(s.Log):
+		return "QEMU itself failed (" + strings.TrimSpace(qemuAssertion.FindString(s.Log)) + ")"
 	case err == nil && strings.Contains(s.Log, "@@asb ") && !strings.Contains(s.Log, "nested-init: run.sh exit"):
 		return "the nested guest reset by itself in the middle of the scenario (QEMU ended with no end of the scenario and no last line of the guest's init on the console)"
 	}
 	return ""
 }
+
+// qemuAssertion is QEMU's line when one of its own assertions fails (it
+// aborts then): "qemu-system-x86_64: system/physmem.c:2671:
+// iotlb_to_section: Assertion `…' failed."
+var qemuAssertion = regexp.MustCompile(`qemu-system-x86_64: [^\n]*Assertion [^\n]* failed\.?`)
 
 // guestLimits are waitGuest's: how long the scenario may print nothing,
 // how long the kernel may report a CPU stuck, and how long it has to

@@ -313,6 +313,8 @@ func TestEmulationFault(t *testing.T) {
 		{"the scenario exited early", started + "nested-init: run.sh exit 1\n", nil, ""},
 		{"killed: a stall or the deadline", started, errors.New("killed after 6m0s"), ""},
 		{"no scenario at all", "SeaBIOS\n", nil, ""},
+		{"QEMU's own assertion", "SeaBIOS\nBooting from ROM..qemu-system-x86_64: system/physmem.c:2671: iotlb_to_section: Assertion `section_index < d->map.sections_nb' failed.\n",
+			errors.New("signal: aborted"), "QEMU itself failed (qemu-system-x86_64: system/physmem.c:2671: iotlb_to_section: Assertion"},
 	} {
 		s := parseSession(ShapeNested, c.log)
 		got := emulationFault(ShapeNested, s, c.err)
