@@ -155,13 +155,14 @@ esac`
 	}
 }
 
-// Within a step, what bounded and flaky decided reaches the console at
-// once (guestlib.sh's live), not only with the step's output at its end:
+// Within a step, what bounded and flaky decided reaches the console at the
+// next heartbeat (guestlib.sh's live), not only with the step's output at
+// its end (each command here runs on for a few beats after them):
 // a session killed before then still says it (CI of 375b4da). A create's
 // cleanup before its retry is bounded too: an msb rm that never returns
 // costs its bound, and the retry goes on.
 func TestLibSaysLiveWhatItDecided(t *testing.T) {
-	out, _ := runLib(t, "[ \"$1\" = exec ] || exit 0\nwhile :; do sleep 1; done\n", `STEP_BEAT=1 step thestep flaky bounded 2 msb exec vm -- true`)
+	out, _ := runLib(t, "[ \"$1\" = exec ] || exit 0\nwhile :; do sleep 1; done\n", `t() { flaky bounded 2 msb exec vm -- true; sleep 3; }; STEP_BEAT=1 step thestep t`)
 	for _, want := range []string{"bounded: msb did not return within 2 s: ",
 		"flaky: retried: msb did not return within 2 s", "flaky: not retried: msb did not return within 2 s, a second time"} {
 		if !regexp.MustCompile(`(?m)^@@asb live thestep [0-9.]+ ` + regexp.QuoteMeta(want)).MatchString(out) {
@@ -169,7 +170,7 @@ func TestLibSaysLiveWhatItDecided(t *testing.T) {
 		}
 	}
 	msb := `case "$1" in ls) echo vm1 ;; rm) exec sleep 100 ;; esac`
-	script := `printf '#!/bin/sh\nif [ -f "$DATA/once" ]; then echo made; else : >"$DATA/once"; echo "error: sandbox process exited before agent relay became available" >&2; exit 1; fi\n' >"$DATA/bin/asb"; chmod +x "$DATA/bin/asb"
+	script := `printf '#!/bin/sh\nif [ -f "$DATA/once" ]; then sleep 3; echo made; else : >"$DATA/once"; echo "error: sandbox process exited before agent relay became available" >&2; exit 1; fi\n' >"$DATA/bin/asb"; chmod +x "$DATA/bin/asb"
 STEP_BEAT=1 RM_LIMIT=1 create thecreate; echo "rc=$?"`
 	// exit 137: the rm was killed at its bound (SIGKILL), not ended.
 	out, retried := runLib(t, msb, script)

@@ -225,7 +225,7 @@ bounded_watch() {
 # (msb rm --force, bounded as every msb call here is: flaky waits for it)
 # and made once more.
 create() {
-	FLAKY_CLEANUP='for v in $(timeout -s KILL 60 msb ls -q); do timeout -s KILL "${RM_LIMIT:-120}" msb rm --force "$v" >/dev/null 2>&1 || live "msb rm --force $v: exit $?"; done'
+	FLAKY_CLEANUP='for v in $(timeout -s KILL 60 msb ls -q); do timeout -s KILL "${RM_LIMIT:-120}" msb rm --force "$v" >/dev/null 2>&1 || { _rr=$?; echo "msb rm --force $v: exit $_rr" >&2; live "msb rm --force $v: exit $_rr"; }; done'
 	step "$1" flaky bounded "${CREATE_LIMIT:-300}" asb task vm:create
 	_crc=$?
 	FLAKY_CLEANUP=

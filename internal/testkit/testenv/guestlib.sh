@@ -143,7 +143,6 @@ step() {
 	_rc=$?
 	kill $_hb 2>/dev/null
 	wait $_hb 2>/dev/null
-	live_flush
 	_live=
 	if [ -e "$DATA/.step.hung" ]; then
 		_rc=124
@@ -160,12 +159,15 @@ step() {
 expect_fail() { _nodiag=1; step "$@"; _rc=$?; _nodiag=; return $_rc; }
 note() { echo "@@asb note $*"; }
 # live TEXT: from within a step (whose output goes to a file, and to the
-# console only at its end), TEXT on the console by the step's next
+# console only at its end), TEXT on the console at the step's next
 # heartbeat: "@@asb live STEP SECONDS-SINCE-BOOT TEXT", one line. What a
 # step's retries and bounds decided is known even when the session is
-# killed before the step ends. Through a file, not a descriptor of the
-# console: a server a step leaves running would hold that open, and a
-# direct run's output would never end. Nothing outside a step.
+# killed before the step ends; a step that ends first says it in its own
+# output (its callers write TEXT to the step's streams too). Through a
+# file, not a descriptor of the console: a server a step leaves running
+# would hold that open, and a direct run's output would never end. Only
+# the heartbeat flushes it: a second flusher at the step's end raced the
+# heartbeat it had just killed (ci41). Nothing outside a step.
 live() {
 	[ -n "$_live" ] || return 0
 	printf '@@asb live %s %s %s\n' "${_n:-?}" "$(now)" "$(printf '%s' "$*" | tr '\n' ' ' | cut -c1-300)" >>"$_live"
@@ -173,5 +175,5 @@ live() {
 # live_flush: the live lines written since the last flush, to the console.
 live_flush() {
 	[ -s "$DATA/.step.live" ] || return 0
-	mv -f "$DATA/.step.live" "$DATA/.step.live.out" && cat "$DATA/.step.live.out"
+	mv -f "$DATA/.step.live" "$DATA/.step.live.out" 2>/dev/null && cat "$DATA/.step.live.out"
 }
