@@ -28,6 +28,13 @@ on_fail() {
 	dmesg 2>&1 | tail -n 30
 }
 
+# say TEXT: TEXT on the step's standard error, and live (guestlib.sh) on
+# the console by the step's next heartbeat.
+say() {
+	echo "$*" >&2
+	live "$*"
+}
+
 # What msb does by itself under emulation, each kind named by its message
 # (on either stream) and retried by flaky; docs/testing.md has the
 # table. Any other failure stands: a retry that hides an asb defect would be
@@ -61,20 +68,17 @@ flaky() {
 		_fk=$(printf '%s' "$_why" | tr -d '0-9.' | tr ' ' _)
 		case $_fkinds in
 		*" $_fk "*)
-			echo "flaky: not retried: $_why, a second time" >&2
-			live "flaky: not retried: $_why, a second time"
+			say "flaky: not retried: $_why, a second time"
 			return $_frc
 			;;
 		esac
 		if [ "$(echo $_fkinds | wc -w)" -ge 2 ]; then
-			echo "flaky: not retried: $_why, after two retries" >&2
-			live "flaky: not retried: $_why, after two retries"
+			say "flaky: not retried: $_why, after two retries"
 			return $_frc
 		fi
 		_fkinds="$_fkinds$_fk "
 		echo "$_n:$_why" | tr ' ' _ >>"$DATA/retried"
-		echo "flaky: retried: $_why" >&2
-		live "flaky: retried: $_why"
+		say "flaky: retried: $_why"
 		if [ -n "$FLAKY_CLEANUP" ]; then eval "$FLAKY_CLEANUP"; else vm_back "$_why"; fi
 	done
 }
@@ -112,13 +116,11 @@ vm_back() {
 	_vs=$(timeout 60 msb status "$_vb" --format json 2>/dev/null) || return 0
 	if printf '%s\n' "$_vs" | grep -q '"status": *"Running"'; then
 		case $1 in "msb did not return"*) ;; *) return 0 ;; esac
-		echo "flaky: $_vb did not answer: asb task vm:stop, then vm:start" >&2
-		live "flaky: $_vb did not answer: asb task vm:stop, then vm:start"
+		say "flaky: $_vb did not answer: asb task vm:stop, then vm:start"
 		echo "$_n:the_VM_did_not_answer" >>"$DATA/retried"
 		bounded 300 asb task vm:stop >&2
 	else
-		echo "flaky: $_vb is not running after that failure: asb task vm:start" >&2
-		live "flaky: $_vb is not running after that failure: asb task vm:start"
+		say "flaky: $_vb is not running after that failure: asb task vm:start"
 		echo "$_n:the_VM_stopped_by_itself" >>"$DATA/retried"
 	fi
 	bounded 300 asb task vm:start >&2
@@ -201,19 +203,18 @@ bounded_watch() {
 	_bk=0
 	while kill -0 "$2" 2>/dev/null && [ $_bk -lt 10 ]; do sleep 0.5; _bk=$((_bk + 1)); done
 	kill -KILL "$2" 2>/dev/null
-	for _c in $(printf '%s\n' "$_bcl" | cut -d' ' -f1); do kill -KILL "$_c" 2>/dev/null; done
+	_bpids=$(printf '%s\n' "$_bcl" | cut -d' ' -f1)
+	for _c in $_bpids; do kill -KILL "$_c" 2>/dev/null; done
 	# A client the kill did not end waits in the kernel (state D): say
 	# where, for the emulation's faults are told from asb's by it.
 	sleep 2
-	for _c in $(printf '%s\n' "$_bcl" | cut -d' ' -f1); do
+	for _c in $_bpids; do
 		_w=$(waits "$_c")
 		case $_w in Z* | gone) continue ;; esac
-		echo "bounded: msb client $_c outlived its kill: $_w" >&2
-		live "bounded: msb client $_c outlived its kill: $_w"
+		say "bounded: msb client $_c outlived its kill: $_w"
 	done
 	if [ -n "$_hung" ]; then
-		echo "bounded: msb did not return within $1 s: $_hung" >&2
-		live "bounded: msb did not return within $1 s: $_hung"
+		say "bounded: msb did not return within $1 s: $_hung"
 		vm_procs >&2
 	else
 		echo "bounded: no answer within $1 s, and no msb command was running: the hang is not msb's" >&2
@@ -225,7 +226,7 @@ bounded_watch() {
 # (msb rm --force, bounded as every msb call here is: flaky waits for it)
 # and made once more.
 create() {
-	FLAKY_CLEANUP='for v in $(timeout -s KILL 60 msb ls -q); do timeout -s KILL "${RM_LIMIT:-120}" msb rm --force "$v" >/dev/null 2>&1 || { _rr=$?; echo "msb rm --force $v: exit $_rr" >&2; live "msb rm --force $v: exit $_rr"; }; done'
+	FLAKY_CLEANUP='for v in $(timeout -s KILL 60 msb ls -q); do timeout -s KILL "${RM_LIMIT:-120}" msb rm --force "$v" >/dev/null 2>&1 || say "msb rm --force $v: exit $?"; done'
 	step "$1" flaky bounded "${CREATE_LIMIT:-300}" asb task vm:create
 	_crc=$?
 	FLAKY_CLEANUP=
