@@ -19,6 +19,6 @@ func TestMain(m *testing.M) {
 	cleanRealImagePrep()
 	cleanState()
 	testenv.StopDocker() // the one private dockerd of this test binary
-	testenv.RemoveStaticBuilds()
+	testenv.RemoveBuilds()
 	os.Exit(code)
 }

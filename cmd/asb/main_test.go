@@ -203,11 +203,11 @@ func cmdFakes(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(fakes.Link(filepath.Join(tools, "fake"), ts.MkAbs(args[0])))
 }
 
-// removingScriptTools runs the tests, then deletes what ScriptTools built
+// removingScriptTools runs the tests, then deletes what they built
 // (testscript.Main exits the process when Run returns).
 type removingScriptTools struct{ m *testing.M }
 
 func (r removingScriptTools) Run() int {
-	defer testenv.RemoveScriptTools()
+	defer testenv.RemoveBuilds()
 	return r.m.Run()
 }

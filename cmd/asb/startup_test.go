@@ -2,10 +2,12 @@ package main
 
 import (
 	"bufio"
+	"debug/elf"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -120,4 +122,35 @@ func readAllowlist(t *testing.T) map[string]float64 {
 		out[fields[0]+" "+fields[1]] = cost
 	}
 	return out
+}
+
+// TestAsbIsBuiltAsInstalled: the Makefile builds and installs asb with
+// testenv.InstallEnv (no cgo), the tests' asb is built so too, and it is
+// static: no dynamic loader to map before main (docs/startup.md).
+func TestAsbIsBuiltAsInstalled(t *testing.T) {
+	mk, err := os.ReadFile(filepath.Join("..", "..", "Makefile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "\nASB_BUILD_ENV := " + testenv.InstallEnv + "\n"; !strings.Contains(string(mk), want) {
+		t.Errorf("the Makefile does not set %q, the build testenv.InstallEnv says users get", strings.TrimSpace(want))
+	}
+	for _, target := range []string{"build", "install"} {
+		if !regexp.MustCompile(`(?m)^` + target + `:\n\t\$\(ASB_BUILD_ENV\) \$\(GO\) ` + target + ` `).Match(mk) {
+			t.Errorf("the Makefile's %s target does not run $(ASB_BUILD_ENV) $(GO) %s", target, target)
+		}
+	}
+	if runtime.GOOS != "linux" {
+		return
+	}
+	f, err := elf.Open(testenv.BuildAsb(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP {
+			t.Errorf("the tests' asb is dynamically linked (it has an ELF interpreter): built without %s?", testenv.InstallEnv)
+		}
+	}
 }

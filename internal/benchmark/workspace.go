@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"syscall"
 	"time"
+
+	"github.com/agents-sandbox/asb/internal/testkit/testenv"
 )
 
 // cmd is one command to time; prep runs before run i (untimed).
@@ -58,6 +60,7 @@ func newWorkspace() (*workspace, error) {
 		"github.com/agents-sandbox/asb/cmd/asb", "github.com/agents-sandbox/asb/cmd/asb-task",
 		"github.com/agents-sandbox/asb/internal/benchmark/floor",
 		"github.com/agents-sandbox/asb/internal/testkit/fakes/cmd/fake")
+	build.Env = append(os.Environ(), testenv.InstallEnv) // asb as users install it: static
 	if out, err := build.CombinedOutput(); err != nil {
 		w.close()
 		return nil, fmt.Errorf("build: %v\n%s", err, out)

@@ -17,6 +17,14 @@ var startHome = os.Getenv("HOME")
 // module): a test may chdir elsewhere before it needs a build.
 var startDir, _ = os.Getwd()
 
+// InstallEnv is how asb is built for users (the Makefile's ASB_BUILD_ENV,
+// which TestTestsBuildAsInstalled holds to this): without cgo, a static
+// executable, so a start maps no dynamic loader or C library (about a
+// fifth of `asb version`'s time natively; docs/startup.md). The builds
+// of tests and of the benchmark use it, so they run what users run, and
+// the nested guest, which has no Go toolchain, needs it.
+const InstallEnv = "CGO_ENABLED=0"
+
 // programs is a folder of programs go build makes once per test binary.
 type programs struct {
 	once sync.Once
@@ -33,7 +41,7 @@ func (p *programs) build(prefix string, builds ...func(dir string) []string) (st
 		}
 		for _, args := range builds {
 			cmd := exec.Command("go", append([]string{"build"}, args(p.dir)...)...)
-			cmd.Env, cmd.Dir = WithEnv(os.Environ(), "HOME="+startHome), startDir
+			cmd.Env, cmd.Dir = WithEnv(os.Environ(), "HOME="+startHome, InstallEnv), startDir
 			if out, err := cmd.CombinedOutput(); err != nil {
 				p.err = fmt.Errorf("go build %v: %w\n%s", args(p.dir), err, out)
 				return
@@ -69,15 +77,21 @@ func BuildAsb(t testing.TB) string {
 	return filepath.Join(dir, "asb")
 }
 
-// RemoveBuilds deletes what BuildAsb compiled (call it from TestMain).
-func RemoveBuilds() { asbBuild.remove() }
+// RemoveBuilds deletes every program this test binary built (BuildAsb,
+// ScriptTools, AddStaticAsb): call it from TestMain, after m.Run. (Each is
+// about 100 MB; a test binary that left its builds filled /tmp.)
+func RemoveBuilds() {
+	for _, p := range []*programs{&asbBuild, &scriptBuild, &ptyrunBuild} {
+		p.remove()
+	}
+}
 
 // ScriptTools builds, once per test binary, what cmd/asb's scripts run,
 // each a small program of its own: asb (cmd/asb/testdata/scriptasb: asb
 // with the scripts' hooks), asb-task and asb-export as released, and fake,
 // the stand-in msb, docker and podman (fakes.Link). It returns their
 // folder, which a script puts first on its PATH (fake aside: only fakes
-// DIR links it). RemoveScriptTools deletes it.
+// DIR links it). RemoveBuilds deletes it.
 func ScriptTools() (string, error) {
 	return scriptBuild.build("asb-script-bin-",
 		func(dir string) []string {
@@ -88,6 +102,3 @@ func ScriptTools() (string, error) {
 				"github.com/agents-sandbox/asb/cmd/asb-export", "github.com/agents-sandbox/asb/internal/testkit/fakes/cmd/fake"}
 		})
 }
-
-// RemoveScriptTools deletes what ScriptTools built (call it from TestMain).
-func RemoveScriptTools() { scriptBuild.remove() }

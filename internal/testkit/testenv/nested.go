@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 )
 
@@ -125,44 +124,27 @@ func (g *Guest) AddMSB(t testing.TB) {
 	g.CopyDir(t, "msb", filepath.Dir(filepath.Dir(real)))
 }
 
-var staticBuild struct {
-	sync.Once
-	dir string
-	err error
-	out []byte
-}
+var ptyrunBuild programs
 
-// AddStaticAsb builds asb, asb-task and ptyrun without cgo (the guest has
-// no Go toolchain and only the C library msb needs), once per test binary,
-// and copies them to /data/bin.
+// AddStaticAsb copies asb and asb-task, as BuildAsb makes them (static,
+// as users install them: InstallEnv; the guest has no Go toolchain and
+// only the C library msb needs), and ptyrun, built the same way once per
+// test binary, to /data/bin.
 func (g *Guest) AddStaticAsb(t testing.TB) {
 	t.Helper()
-	staticBuild.Do(func() {
-		if staticBuild.dir, staticBuild.err = os.MkdirTemp("", "asb-static-"); staticBuild.err != nil {
-			return
-		}
-		cmd := exec.Command("go", "build", "-o", staticBuild.dir+string(filepath.Separator),
-			"github.com/agents-sandbox/asb/cmd/asb", "github.com/agents-sandbox/asb/cmd/asb-task",
-			"github.com/agents-sandbox/asb/internal/testkit/testenv/ptyrun")
-		cmd.Env = WithEnv(os.Environ(), "HOME="+startHome, "CGO_ENABLED=0")
-		staticBuild.out, staticBuild.err = cmd.CombinedOutput()
+	asbDir := filepath.Dir(BuildAsb(t))
+	ptyDir, err := ptyrunBuild.build("asb-ptyrun-", func(dir string) []string {
+		return []string{"-o", into(dir), "github.com/agents-sandbox/asb/internal/testkit/testenv/ptyrun"}
 	})
-	if staticBuild.err != nil {
-		t.Fatalf("static build of asb: %v\n%s", staticBuild.err, staticBuild.out)
+	if err != nil {
+		t.Fatalf("build ptyrun: %v", err)
 	}
-	for _, b := range []string{"asb", "asb-task", "ptyrun"} {
-		raw, err := os.ReadFile(filepath.Join(staticBuild.dir, b))
+	for _, b := range []string{filepath.Join(asbDir, "asb"), filepath.Join(asbDir, "asb-task"), filepath.Join(ptyDir, "ptyrun")} {
+		raw, err := os.ReadFile(b)
 		if err != nil {
 			t.Fatal(err)
 		}
-		g.WriteFile(t, "bin/"+b, raw, 0o755)
-	}
-}
-
-// RemoveStaticBuilds deletes what AddStaticAsb compiled (from TestMain).
-func RemoveStaticBuilds() {
-	if staticBuild.dir != "" {
-		_ = os.RemoveAll(staticBuild.dir)
+		g.WriteFile(t, "bin/"+filepath.Base(b), raw, 0o755)
 	}
 }
 

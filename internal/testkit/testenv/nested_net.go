@@ -30,7 +30,7 @@ func StaticNetlab(t testing.TB) []byte {
 		out := filepath.Join(dir, "netlab")
 		cmd := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", out,
 			"github.com/agents-sandbox/asb/internal/testkit/netlab/netlab")
-		cmd.Env = WithEnv(os.Environ(), "HOME="+startHome, "CGO_ENABLED=0")
+		cmd.Env = WithEnv(os.Environ(), "HOME="+startHome, InstallEnv)
 		if netlabBuild.out, netlabBuild.err = cmd.CombinedOutput(); netlabBuild.err == nil {
 			netlabBuild.bin, netlabBuild.err = os.ReadFile(out)
 		}

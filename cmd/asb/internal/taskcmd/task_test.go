@@ -45,7 +45,6 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	testenv.StopDocker()
 	testenv.RemoveBuilds()
-	testenv.RemoveScriptTools()
 	os.RemoveAll(dir)
 	cleanState()
 	os.Exit(code)
