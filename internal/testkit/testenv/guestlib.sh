@@ -89,18 +89,29 @@ EOS
 	printf ' %s (%s)' "${_dc% }" "$(waits "$_dp")"
 }
 
+# nap SECONDS: sleep, as a child that the watch's TERM trap ends with it
+# (a killed shell leaves its running sleep behind, holding the session's
+# output open until it ends: ci45, where that outlived the test's wait).
+nap() {
+	sleep "$1" &
+	_nap=$!
+	wait $_nap
+}
+
 # step_watch LIMIT: the step's companion. A heartbeat every STEP_BEAT
 # seconds (the host takes a guest that prints nothing for minutes for hung:
 # testenv.GuestStall) that says what the step runs (step_doing); once the
 # step ran LIMIT seconds, its processes are listed in $DATA/.step.hung and
-# killed, each second until the step ends.
+# killed, each second until the step ends. The step ends it with TERM,
+# and it ends its nap.
 step_watch() {
+	trap 'kill $_nap 2>/dev/null; exit 0' TERM
 	_wme=$(exec sh -c 'echo $PPID')
 	started "$_wme"
 	_wt=$_st
 	_w0=$(date +%s)
 	while [ $(($(date +%s) - _w0)) -lt "$1" ]; do
-		sleep "${STEP_BEAT:-60}"
+		nap "${STEP_BEAT:-60}"
 		live_flush
 		echo "@@asb beat $_n $(($(date +%s) - _w0))s $(step_doing "$_wme" "$_wt")"
 	done
@@ -112,7 +123,7 @@ step_watch() {
 	} >"$DATA/.step.hung"
 	while :; do
 		for _p in $(step_procs "$_wme" "$_wt" | cut -d' ' -f1); do kill -KILL "$_p" 2>/dev/null; done
-		sleep 1
+		nap 1
 	done
 }
 

@@ -121,6 +121,24 @@ step short echo hi`)
 	}
 }
 
+// A step that ends leaves nothing of its heartbeat running: the watch's
+// sleep of STEP_BEAT seconds would hold the session's output open past
+// the script's end (runGuestLib fails on a wait of more than a second
+// after it; ci45 lost a test to a sleep of 1 s under load).
+func TestGuestLibLeavesNoBeatBehind(t *testing.T) {
+	for name, shell := range guestShells() {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			s := runGuestLib(t, shell, `STEP_BEAT=30
+step quick sleep 0.5
+step again true`)
+			if s.Steps["quick"].Code != 0 || s.Steps["again"].Code != 0 {
+				t.Errorf("steps %+v", s.Steps)
+			}
+		})
+	}
+}
+
 // A step's heartbeat names what it runs, and its live lines reach the
 // console by its next beat; cut before the step's end (a session killed
 // from outside), the log still says both. Outside a step, live says
