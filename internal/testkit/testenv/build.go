@@ -18,7 +18,7 @@ var startHome = os.Getenv("HOME")
 var startDir, _ = os.Getwd()
 
 // InstallEnv is how asb is built for users (the Makefile's ASB_BUILD_ENV,
-// which TestTestsBuildAsInstalled holds to this): without cgo, a static
+// which TestAsbIsBuiltAsInstalled holds to this): without cgo, a static
 // executable, so a start maps no dynamic loader or C library (about a
 // fifth of `asb version`'s time natively; docs/startup.md). The builds
 // of tests and of the benchmark use it, so they run what users run, and
