@@ -265,7 +265,7 @@ func bootAndInspect(t *testing.T, ctx context.Context, o *outer, env []string, o
 		}
 		return testenv.Run(t, ctx, o.dir, env, msb, "inspect", vm, "--format", "json")
 	}
-	record := testenv.PollRecord(t, ctx, msb, env, vm, p.Done())
+	record := testenv.PollRecord(t, ctx, msb, env, vm, p)
 	t.Logf("msb recorded %s after %v (host shape %s)", vm, time.Since(start).Round(time.Millisecond), testenv.HostShape())
 	if err := p.Interrupt(); err != nil {
 		t.Fatal(err)

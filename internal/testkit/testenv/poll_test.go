@@ -40,7 +40,7 @@ func TestPollRecordDoesNotWaitForTheBoot(t *testing.T) {
 		t.Fatal(err)
 	}
 	create := testenv.Start(t, dir, env, msb, "create", "img:1", "--name", "vm1", "--conf", "sb.yaml")
-	rec := testenv.PollRecord(t, ctx, msb, env, "vm1", create.Done())
+	rec := testenv.PollRecord(t, ctx, msb, env, "vm1", create)
 	if len(rec) == 0 {
 		t.Fatal("empty record")
 	}

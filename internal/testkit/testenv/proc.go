@@ -87,12 +87,16 @@ func (p *Proc) Wait(ctx context.Context) (stdout, stderr string, code int) {
 // PollRecord runs `msb inspect VM --format json` every 100 ms until msb
 // has a record of vm (while a create is in flight msb shows it Starting,
 // with the whole resolved config), and returns it; it fails the test when
-// ctx ends first or when stop is closed (the create ended without one).
-func PollRecord(t testing.TB, ctx context.Context, msb string, env []string, vm string, stop <-chan struct{}) []byte {
+// ctx ends first or when create ends without one, quoting what create
+// said (ci49 of 2026-12-06 failed here with only msb inspect's answer).
+func PollRecord(t testing.TB, ctx context.Context, msb string, env []string, vm string, create *Proc) []byte {
 	t.Helper()
-	out, err := TryPollRecord(ctx, msb, env, vm, stop)
+	out, err := TryPollRecord(ctx, msb, env, vm, create.Done())
 	if err != nil {
-		t.Fatal(err)
+		wait, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		stdout, stderr, code := create.Wait(wait)
+		t.Fatalf("%v\nthe create (%s) ended with exit %d (-1: still running):\n%s%s", err, strings.Join(create.cmd.Args, " "), code, stdout, stderr)
 	}
 	return out
 }

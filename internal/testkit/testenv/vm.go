@@ -33,7 +33,7 @@ func CreateVM(t testing.TB, ctx context.Context, run *Proc, msb string, env []st
 		}
 		return VMRun{Booted: true, Stderr: stderr, Code: code}
 	}
-	raw := PollRecord(t, ctx, msb, env, vm, run.Done())
+	raw := PollRecord(t, ctx, msb, env, vm, run)
 	var rec struct {
 		Status string `json:"status"`
 	}
