@@ -256,7 +256,7 @@ func createFromImage(t *testing.T, ctx context.Context, asb, msb string, a image
 	t.Cleanup(func() {
 		_, _, _ = testenv.RunErr(context.Background(), a.dir, env, nil, msb, "remove", "--force", "--quiet", a.id.VM)
 	})
-	r := testenv.CreateVM(t, ctx, testenv.Start(t, a.dir, env, asb, "task", "vm:create"), msb, env, a.id.VM, msbHome)
+	r := testenv.CreateVM(t, ctx, func() *testenv.Proc { return testenv.Start(t, a.dir, env, asb, "task", "vm:create") }, msb, env, a.id.VM, msbHome)
 	if r.Booted {
 		out := testenv.Run(t, ctx, a.dir, env, asb, "task", "vm:exec", "--", "opencode", "--version")
 		t.Logf("figure: opencode --version in the VM: %s", out)

@@ -150,7 +150,7 @@ func TestRealPresetSandboxes(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()
 			testenv.Run(t, ctx, dir, env, asb, "task", "image:load")
-			r := testenv.CreateVM(t, ctx, testenv.Start(t, dir, env, asb, "task", "vm:create"), msb, env, id.VM, msbHome)
+			r := testenv.CreateVM(t, ctx, func() *testenv.Proc { return testenv.Start(t, dir, env, asb, "task", "vm:create") }, msb, env, id.VM, msbHome)
 			raw := r.Record
 			if r.Booted {
 				raw = testenv.Run(t, ctx, dir, env, msb, "inspect", id.VM, "--format", "json")

@@ -93,12 +93,18 @@ func PollRecord(t testing.TB, ctx context.Context, msb string, env []string, vm 
 	t.Helper()
 	out, err := TryPollRecord(ctx, msb, env, vm, create.Done())
 	if err != nil {
-		wait, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		stdout, stderr, code := create.Wait(wait)
-		t.Fatalf("%v\nthe create (%s) ended with exit %d (-1: still running):\n%s%s", err, strings.Join(create.cmd.Args, " "), code, stdout, stderr)
+		stdout, stderr, code := waitBriefly(create)
+		t.Fatalf("%v\nthe create (%s) ended with exit %d:\n%s%s", err, strings.Join(create.cmd.Args, " "), code, stdout, stderr)
 	}
 	return out
+}
+
+// waitBriefly is p.Wait for at most 5 s: for what a process that has
+// ended, or is about to, said (exit -1: still running).
+func waitBriefly(p *Proc) (stdout, stderr string, code int) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return p.Wait(ctx)
 }
 
 // TryPollRecord is PollRecord's poll, with its failure an error.

@@ -133,8 +133,7 @@ func TestRealTaskVMCreate(t *testing.T) {
 	t.Cleanup(func() {
 		_, _, _ = testenv.RunErr(context.Background(), dir, env, nil, msb, "remove", "--force", "--quiet", id.VM)
 	})
-	run := testenv.Start(t, dir, env, asb, "task", "vm:create")
-	r := testenv.CreateVM(t, ctx, run, msb, env, id.VM, msbHome)
+	r := testenv.CreateVM(t, ctx, func() *testenv.Proc { return testenv.Start(t, dir, env, asb, "task", "vm:create") }, msb, env, id.VM, msbHome)
 	if r.Booted {
 		out := testenv.Run(t, ctx, dir, env, asb, "task", "vm:exec", "--", "busybox", "echo", "ok")
 		if strings.TrimSpace(string(out)) != "ok" {
