@@ -77,10 +77,10 @@ test-kube:
 	cd kubetest && $(GO) test -count=1 -timeout 20m ./...
 
 # Regenerate what is made from asb's own templates: examples/, and the
-# presets' host_run tables as Go (schema/hostrun_own.go).
+# presets as Go (schema/presets_own.go).
 examples:
 	$(GO) test ./examples/ -run TestExamples -update
-	$(GO) test ./schema/ -run TestOwnHostRunIsThePresets -update
+	$(GO) test ./schema/ -run TestOwnPresetsAreTheManifests -update
 
 # Whole exec'd processes side by side with their floors, and the ratios
 # (docs/startup.md). The floor of asb task --list is go-task v3.54.0 as

@@ -9,19 +9,16 @@ import (
 	"sync"
 
 	"go.yaml.in/yaml/v3"
-
-	"github.com/agents-sandbox/asb/templates"
 )
 
 // asb's own presets (templates/agents/NAME/agent.yaml, embedded) never
-// change within a process, so they are read and checked once, by
-// ownAgents, and that one parse serves every caller of whole presets: the
-// presets CheckDir knows (DefaultAgents) and generator.LoadAgent of the
-// embedded tree. The table of files host tools run (OwnHostRunTable), which
-// every agent run needs after the VM returns, reads only each manifest's
-// host_run, once: the whole parse, every value checked, was the warm path's
-// largest piece of work (a third of what asb itself did in a warm
-// asb task agent). Each caller gets copies.
+// change within a process, nor between two builds of the same manifests:
+// they are Go (ownPresets, presets_own.go), made from the manifests by make
+// examples, which DecodeAgent reads and checks (every key known, every
+// value checked; TestOwnPresetsAreTheManifests fails when the two differ).
+// Read at each run, the five manifests' YAML and their checks were about
+// 1.3 ms of every command that judges a folder (asb boundary, validate,
+// init): a third of asb's own start. Each caller gets copies.
 
 // DecodeAgent reads the manifest of preset name: every key known, every
 // value checked.
@@ -42,31 +39,13 @@ func DecodeAgent(name string, raw []byte) (Agent, error) {
 // for concurrent use; nothing registers on it after NewValidator).
 var agentValidator = sync.OnceValue(NewValidator)
 
-// ownAgent is one embedded preset as DecodeAgent read it.
+// ownAgent is one of asb's own presets, by its folder's name.
 type ownAgent struct {
 	name  string
 	agent Agent
-	err   error
 }
 
-var ownAgents = sync.OnceValue(func() []ownAgent {
-	entries, _ := fs.ReadDir(templates.FS, "agents")
-	var out []ownAgent
-	for _, e := range entries {
-		if !e.IsDir() {
-			continue
-		}
-		o := ownAgent{name: e.Name()}
-		raw, err := fs.ReadFile(templates.FS, path.Join("agents", e.Name(), "agent.yaml"))
-		if err != nil {
-			o.err = fmt.Errorf("agent %s: %w", e.Name(), err)
-		} else {
-			o.agent, o.err = DecodeAgent(e.Name(), raw)
-		}
-		out = append(out, o)
-	}
-	return out
-})
+func ownAgents() []ownAgent { return ownPresets }
 
 // OwnAgentNames lists asb's own presets.
 func OwnAgentNames() []string {
@@ -84,8 +63,7 @@ func OwnAgent(name string) (a Agent, found bool, err error) {
 	if i < 0 {
 		return Agent{}, false, nil
 	}
-	o := ownAgents()[i]
-	return o.agent.Clone(), true, o.err
+	return ownAgents()[i].agent.Clone(), true, nil
 }
 
 // DefaultAgents are the agent presets of asb's embedded templates: the
@@ -94,23 +72,25 @@ func OwnAgent(name string) (a Agent, found bool, err error) {
 func DefaultAgents() []Agent {
 	var out []Agent
 	for _, o := range ownAgents() {
-		if o.err == nil {
-			out = append(out, o.agent.Clone())
-		}
+		out = append(out, o.agent.Clone())
 	}
 	return out
 }
 
 // OwnHostRunTable is the table of files host tools run (NewHostRunTable)
-// of asb's own presets, a copy each call. Their host_run lists are Go
-// (ownPresetHostRun, hostrun_own.go), made from the manifests when they
-// change, not parsed at each run: a warm asb task agent's review needs the
-// table, and a YAML parse of five manifests was a tenth of that run's CPU.
+// of asb's own presets, a copy each call: a warm asb task agent's review
+// needs it after the VM returned.
 func OwnHostRunTable() (HostRunTable, error) {
 	return slices.Clone(ownHostRunTable()), nil
 }
 
-var ownHostRunTable = sync.OnceValue(func() HostRunTable { return NewHostRunTable(ownPresetHostRun...) })
+var ownHostRunTable = sync.OnceValue(func() HostRunTable {
+	var each [][]HostRun
+	for _, o := range ownAgents() {
+		each = append(each, o.agent.HostRun)
+	}
+	return NewHostRunTable(each...)
+})
 
 // ReadHostRunTable is the table of the presets names of tree
 // (agents/NAME/agent.yaml), each manifest's host_run key alone
