@@ -113,11 +113,16 @@ func Run(ctx context.Context, o *Options) error {
 		return err
 	}
 	re, err := o.reapply(p, res)
+	if err == nil {
+		if err := keep(); err != nil {
+			fmt.Fprintf(o.IO.ErrOut, "asb: warning: the folder was written but its approval was not recorded (asb trust records it): %v\n", err)
+		}
+	}
+	if ferr := res.finish(); ferr != nil {
+		return ferr // git init failed: what this run wrote is taken back
+	}
 	if err != nil {
 		return err
-	}
-	if err := keep(); err != nil {
-		fmt.Fprintf(o.IO.ErrOut, "asb: warning: the folder was written but its approval was not recorded (asb trust records it): %v\n", err)
 	}
 	report(o.IO.Out, res.changes, false)
 	p.imported.report(o.IO.Out)

@@ -23,13 +23,18 @@ type written struct {
 	cleaned []string // staging files of a killed run, removed
 	gitInit bool
 	origin  *schema.WorkspaceOrigin // what a local --workspace gave, for the report
+	// finish waits for the git init that runs beside the rest of the run
+	// (reapply, approval): when it failed, what this run wrote in the
+	// folder is taken back, as when the files failed (an approval recorded
+	// meanwhile stays: it is of what the same answers write again).
+	finish func() error
 }
 
 // write lays down the folder; the caller holds the folder's lock, so no
-// other asb writes into it meanwhile. When a step after the files fails
-// (the clone's move, git init), what this run wrote is taken back, and
-// only that: the files it created or replaced, the folders it made, the
-// .git it began.
+// other asb writes into it meanwhile, and calls the result's finish. When a
+// step after the files fails (the clone's move, git init), what this run
+// wrote is taken back, and only that: the files it created or replaced,
+// the folders it made, the .git it began.
 func (o *Options) write(ctx context.Context, p *prepared) (*written, error) {
 	w := &written{dir: p.dir}
 	var err error
@@ -78,11 +83,18 @@ func (o *Options) write(ctx context.Context, p *prepared) (*written, error) {
 			return fail(fmt.Errorf("move the clone into workspace/: %w", err))
 		}
 	}
-	if git.started() {
+	// git init (a few ms: a process, and .git's files) goes on while the
+	// caller completes and approves the files, which it never reads.
+	w.finish = func() error {
+		if !git.started() {
+			return nil
+		}
 		if err := git.wait(); err != nil {
-			return fail(err)
+			_, err = fail(err)
+			return err
 		}
 		w.gitInit = true
+		return nil
 	}
 	return w, nil
 }
