@@ -197,30 +197,17 @@ func createAndInspectRaw(t *testing.T, ctx context.Context, msb string, env []st
 }
 
 // startAndPoll starts the create argv and returns msb's record of vm,
-// read while it is in flight. A create that msb's own database refused
-// (testenv.MSBRecordRace) is made once more; any other end without a
-// record is an error that quotes what the create said.
+// read while it is in flight (testenv.StartPolling). Its second create,
+// after one msb's own database refused, replaces what msb kept of the
+// first (msb answered "sandbox already exists" in ci7 of 2026-12-06).
 func startAndPoll(t *testing.T, ctx context.Context, dir string, env []string, msb, vm string, argv []string) (*testenv.Proc, []byte, error) {
 	t.Helper()
-	for try := 1; ; try++ {
-		create := testenv.Start(t, dir, env, argv...)
-		raw, err := testenv.TryPollRecord(ctx, msb, env, vm, create.Done())
-		if err == nil {
-			return create, raw, nil
+	return testenv.StartPolling(t, ctx, msb, env, vm, func(retry bool) *testenv.Proc {
+		if retry {
+			return testenv.Start(t, dir, env, append(slices.Clone(argv), "--replace")...)
 		}
-		// What the create said is why (CI run 23 failed here once with no
-		// word of it).
-		out, errOut, code := create.Wait(ctx)
-		if try > 1 || !strings.Contains(errOut, testenv.MSBRecordRace) {
-			return nil, nil, fmt.Errorf("%w\nmsb create %s ended with exit %d:\n%s%s", err, vm, code, out, errOut)
-		}
-		t.Logf("retried under msb's own failure (its database refused the VM's record, %q): msb create %s ended with exit %d:\n%s", testenv.MSBRecordRace, vm, code, errOut)
-		// What the refused create left may be a record msb's inspect does
-		// not show and its next create finds ("sandbox already exists":
-		// ci7 of 2026-12-06): the retry replaces it.
-		_, _, _ = testenv.RunErr(ctx, dir, env, nil, msb, "remove", "--force", "--quiet", vm)
-		argv = append(slices.Clone(argv), "--replace")
-	}
+		return testenv.Start(t, dir, env, argv...)
+	})
 }
 
 func done(p *testenv.Proc) bool {

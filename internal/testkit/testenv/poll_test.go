@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -67,63 +66,90 @@ func TestPollRecordDoesNotWaitForTheBoot(t *testing.T) {
 	}
 }
 
-// CreateVM makes a create that msb's own database refused
-// (testenv.MSBRecordRace) once more, after msb removes what it left, and
-// goes on with the second's record; a create that ended otherwise without
-// a record fails the test with what it said (ci49 of 2026-12-06 failed a
-// preset's create with only msb inspect's "sandbox not found"). The
-// stand-in fails its creates as $DATA/fail says, one word a create, and
-// ends at Ctrl-C with 130 as asb does.
+// StartPolling makes a create that msb's own database refused
+// (testenv.MSBRecordRace) once more, start(true), after msb removes what it
+// left, and returns the second's record; a create that ended otherwise
+// without a record, or refused twice, is an error that quotes what it
+// said (ci49 of 2026-12-06 failed a preset's create with only msb
+// inspect's "sandbox not found").
+func TestStartPollingRetriesOnlyMSBsRecordRace(t *testing.T) {
+	for _, c := range []struct {
+		fails            []string
+		want             string
+		creates, removes int
+	}{
+		{[]string{"race", "ok"}, `{"status": "Starting"}`, 2, 1},
+		{[]string{"ok"}, `{"status": "Starting"}`, 1, 0},
+		{[]string{"other"}, "something else", 1, 0},
+		{[]string{"race", "race"}, "FOREIGN KEY constraint failed", 2, 1},
+	} {
+		data := t.TempDir()
+		m, err := fakes.NewRaceMSB(data, c.fails, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		p, raw, err := testenv.StartPolling(t, ctx, m.Bin, m.Env, "vm", func(retry bool) *testenv.Proc {
+			argv := []string{m.Bin, "create", "vm"}
+			if retry {
+				argv = append(argv, "--replace") // the stand-in refuses a second create without it
+			}
+			return testenv.Start(t, data, m.Env, argv...)
+		})
+		got := string(raw)
+		if err != nil {
+			got = err.Error()
+		}
+		if p != nil {
+			_ = p.Kill()
+		}
+		cancel()
+		if !strings.Contains(got, c.want) || m.Creates() != c.creates || m.Removes() != c.removes {
+			t.Errorf("creates failing as %q: got %q after %d creates and %d removes; want %q after %d and %d",
+				c.fails, got, m.Creates(), m.Removes(), c.want, c.creates, c.removes)
+		}
+		if err != nil && !strings.Contains(got, "the create ("+m.Bin+" create vm") {
+			t.Errorf("the error does not name the create: %s", got)
+		}
+	}
+}
+
+// CreateVM goes on with the second create's record after msb's own
+// database refused the first (StartPolling), and fails the test with
+// what a create said when it ended otherwise. The stand-in ends a create
+// at Ctrl-C with 130, as asb does.
 func TestCreateVMRetriesOnlyMSBsRecordRace(t *testing.T) {
 	if testenv.CanBoot() {
 		t.Skip("where the host can boot, CreateVM waits for the create's end, and a refused create fails it")
 	}
-	msb := `case "$1" in
-create) n=$(($(cat "$DATA/n" 2>/dev/null || echo 0) + 1)); echo $n >"$DATA/n"
-	case $(sed -n "${n}p" "$DATA/fail") in
-	race) echo '  → config: insert run: Query Error: error returned from database: (code: 787) FOREIGN KEY constraint failed' >&2; exit 1 ;;
-	other) echo 'error: something else' >&2; exit 1 ;;
-	esac
-	trap 'rm -f "$DATA/flight"; exit 130' INT
-	: >"$DATA/flight"; sleep 30 & wait ;;
-inspect) [ -e "$DATA/flight" ] || { echo "error: sandbox not found: $2" >&2; exit 1; }; echo '{"status": "Starting"}' ;;
-remove) echo "$*" >>"$DATA/removed" ;;
-esac
-`
 	for _, c := range []struct {
-		fail, want string
-		creates    int
-		ok         bool
+		fails   []string
+		want    string
+		creates int
+		ok      bool
 	}{
-		{"race\nok\n", "Starting", 2, true},
-		{"ok\n", "Starting", 1, true},
-		{"other\n", "something else", 1, false},
-		{"race\nrace\n", "FOREIGN KEY constraint failed", 2, false},
+		{[]string{"race", "ok"}, "Starting", 2, true},
+		{[]string{"other"}, "something else", 1, false},
 	} {
 		data := t.TempDir()
-		bin := filepath.Join(data, "msb")
-		if err := os.WriteFile(bin, []byte("#!/bin/sh\n"+msb), 0o755); err != nil {
+		m, err := fakes.NewRaceMSB(data, c.fails, false)
+		if err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(filepath.Join(data, "fail"), []byte(c.fail), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		env := append(os.Environ(), "DATA="+data)
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		var r testenv.VMRun
 		rec := &recorder{TB: t}
 		func() {
-			defer func() { _ = recover() }() // a Fatalf of the recorder ends the create here
-			r = testenv.CreateVM(rec, ctx, func() *testenv.Proc { return testenv.Start(t, data, env, bin, "create", "vm") }, bin, env, "vm", data)
+			defer func() { _ = recover() }() // a Fatal of the recorder ends the create here
+			r = testenv.CreateVM(rec, ctx, func() *testenv.Proc { return testenv.Start(t, data, m.Env, m.Bin, "create", "vm") }, m.Bin, m.Env, "vm", data)
 		}()
 		cancel()
-		n, _ := os.ReadFile(filepath.Join(data, "n"))
 		got := r.Status
 		if rec.failed != "" {
 			got = rec.failed
 		}
-		if (rec.failed == "") != c.ok || !strings.Contains(got, c.want) || strings.TrimSpace(string(n)) != strconv.Itoa(c.creates) {
-			t.Errorf("creates failing as %q: got %q (failed: %v) after %s creates; want %q after %d", c.fail, got, rec.failed != "", strings.TrimSpace(string(n)), c.want, c.creates)
+		if (rec.failed == "") != c.ok || !strings.Contains(got, c.want) || m.Creates() != c.creates {
+			t.Errorf("creates failing as %q: got %q (failed: %v) after %d creates; want %q after %d", c.fails, got, rec.failed != "", m.Creates(), c.want, c.creates)
 		}
 	}
 }

@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
+
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -83,61 +83,6 @@ func (p *Proc) Wait(ctx context.Context) (stdout, stderr string, code int) {
 	}
 	return p.stdout.String(), p.stderr.String(), code
 }
-
-// PollRecord runs `msb inspect VM --format json` every 100 ms until msb
-// has a record of vm (while a create is in flight msb shows it Starting,
-// with the whole resolved config), and returns it; it fails the test when
-// ctx ends first or when create ends without one, quoting what create
-// said (ci49 of 2026-12-06 failed here with only msb inspect's answer).
-func PollRecord(t testing.TB, ctx context.Context, msb string, env []string, vm string, create *Proc) []byte {
-	t.Helper()
-	out, err := TryPollRecord(ctx, msb, env, vm, create.Done())
-	if err != nil {
-		stdout, stderr, code := waitBriefly(create)
-		t.Fatalf("%v\nthe create (%s) ended with exit %d:\n%s%s", err, strings.Join(create.cmd.Args, " "), code, stdout, stderr)
-	}
-	return out
-}
-
-// waitBriefly is p.Wait for at most 5 s: for what a process that has
-// ended, or is about to, said (exit -1: still running).
-func waitBriefly(p *Proc) (stdout, stderr string, code int) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	return p.Wait(ctx)
-}
-
-// TryPollRecord is PollRecord's poll, with its failure an error.
-func TryPollRecord(ctx context.Context, msb string, env []string, vm string, stop <-chan struct{}) ([]byte, error) {
-	for {
-		out, _, err := RunErr(ctx, "", env, nil, msb, "inspect", vm, "--format", "json")
-		if err == nil {
-			return out, nil
-		}
-		select {
-		case <-ctx.Done():
-			return nil, fmt.Errorf("msb never recorded %s: %w", vm, ctx.Err())
-		case <-stop:
-			// One last look: a failed create leaves a Stopped record.
-			out, errOut, err := RunErr(context.Background(), "", env, nil, msb, "inspect", vm, "--format", "json")
-			if err == nil {
-				return out, nil
-			}
-			// What msb answered says why (CI run 23 failed here once with no
-			// word of it).
-			return nil, fmt.Errorf("the create ended, and msb has no record of %s: msb inspect: %w\n%s%s", vm, err, out, errOut)
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
-}
-
-// MSBRecordRace is how msb's create says that its own database refused the
-// VM's first run record, the VM's own row gone under it ("config: insert
-// run: … FOREIGN KEY constraint failed"): msb's, seen when VMs of one
-// MSB_HOME are made, killed and removed a fraction of a second apart
-// (TestRealEgressAgreesWithMsb: CI run 23, and ci2 of 2026-12-06). The
-// tests that do that retry such a create once; docs/testing.md's table.
-const MSBRecordRace = "FOREIGN KEY constraint failed"
 
 // Machines returns the pids of the `msb machine` processes running vm
 // with MSB_HOME msbHome ("" for any), found in /proc.

@@ -21,33 +21,25 @@ type VMRun struct {
 // CreateVM starts `asb task vm:create` of vm (start) and waits for it by
 // the host-shape rules, never for a boot to fail: where the host can boot,
 // for the create to end (it must succeed); elsewhere, for msb's record of
-// vm (inspectable while Starting), then — once msb's machine process
+// vm (inspectable while Starting; StartPolling, which makes a create msb's
+// own database refused once more), then — once msb's machine process
 // spins, or after 5 s — it presses Ctrl-C and waits for asb to end. A
-// create that ends without a record because msb's own database refused it
-// (MSBRecordRace, named in what the create said) is made once more, after
-// msb removes what it left, as the egress tests' creates are; any other
-// end without a record fails with what the create said. The caller checks
-// what it needs of the result (NoMachineLeft, the boundary, …).
+// create that ends without a record otherwise fails with what it said.
+// The caller checks what it needs of the result (NoMachineLeft, the
+// boundary, …).
 func CreateVM(t testing.TB, ctx context.Context, start func() *Proc, msb string, env []string, vm, msbHome string) VMRun {
 	t.Helper()
-	run := start()
 	if CanBoot() {
+		run := start()
 		_, stderr, code := run.Wait(ctx)
 		if code != 0 {
 			t.Fatalf("vm:create on a host that can boot: exit %d\n%s", code, stderr)
 		}
 		return VMRun{Booted: true, Stderr: stderr, Code: code}
 	}
-	raw, err := TryPollRecord(ctx, msb, env, vm, run.Done())
+	run, raw, err := StartPolling(t, ctx, msb, env, vm, func(bool) *Proc { return start() })
 	if err != nil {
-		out, errOut, code := waitBriefly(run)
-		if !strings.Contains(errOut, MSBRecordRace) {
-			t.Fatalf("%v\nthe create ended with exit %d:\n%s%s", err, code, out, errOut)
-		}
-		t.Logf("retried under msb's own failure (its database refused the VM's record, %q): the create ended with exit %d:\n%s", MSBRecordRace, code, errOut)
-		_, _, _ = RunErr(ctx, "", env, nil, msb, "remove", "--force", "--quiet", vm)
-		run = start()
-		raw = PollRecord(t, ctx, msb, env, vm, run)
+		t.Fatal(err)
 	}
 	var rec struct {
 		Status string `json:"status"`
