@@ -33,9 +33,11 @@ trap 'note retried "$(cat "$DATA/retried" 2>/dev/null | tr "\n" " ")"' EXIT
 # emulation; the real-boot tests cover it). An exec that msb failed by itself
 # is run once more (flaky, lib.sh: CI run 24's vm_proc lost its VM, "exec
 # session ended without exit event"), after asb task vm:start when the VM
-# stopped with it.
-vmexec() { flaky timeout 180 msb exec --no-tty -u dev -w /workspace "$VM" -- "$@"; }
-rootexec() { flaky timeout 180 msb exec --no-tty -u root "$VM" -- "$@"; }
+# stopped with it; so is one msb never answered, which bounded names (ci53
+# of 2026-12-06: an exec that takes 0.4-10 s waited out a plain timeout 180
+# with no word of whose hang it was).
+vmexec() { flaky bounded 180 msb exec --no-tty -u dev -w /workspace "$VM" -- "$@"; }
+rootexec() { flaky bounded 180 msb exec --no-tty -u root "$VM" -- "$@"; }
 # checks: asb network check for each target of the table, one line each:
 # TARGET EXIT VERDICT.
 checks() {
