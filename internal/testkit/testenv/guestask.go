@@ -12,6 +12,15 @@ import (
 // the serial port's interrupt handler prints the answer itself.
 const GuestAnswer = 20 * time.Second
 
+// GuestProbe is how long the nested guest's scenario may print nothing
+// before its kernel is asked (askKernel) whether the machine still runs:
+// three missed heartbeats (guestlib.sh beats every minute). A kernel that
+// does not answer, or a CPU of it silent to the NMI that asks for its
+// stack, is a stopped machine, ended then; one that answers in full is
+// left to run on to GuestStall. A stopped CPU (ci46 of 2026-12-06) cost
+// the whole GuestStall before it was named, 8.5 minutes of that run.
+const GuestProbe = 3 * time.Minute
+
 // errStopped is waitGuest's verdict on a silent guest whose kernel did not
 // answer a magic SysRq either: neither the scenario nor the kernel ran any
 // more, the machine itself had stopped (CI of 6de2f51: the network
@@ -32,6 +41,7 @@ const sysrqKeys = "9lw"
 // message. It says whether the kernel answered within wait, having given
 // it a few seconds more to print the stacks.
 func askKernel(in io.Writer, w *guestWatch, wait time.Duration) bool {
+	w.forgetNMIs() // each CPU answers this ask, or is silent to it
 	before := w.sysrqs.Load()
 	gap := min(time.Second, wait/20) // between keys; the key 5 s at most after its break
 	for _, k := range sysrqKeys {

@@ -81,6 +81,14 @@ func (g *guestWatch) silentCPUs() []int {
 	return cs
 }
 
+// forgetNMIs clears what the last SysRq l showed, before another.
+func (g *guestWatch) forgetNMIs() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	clear(g.nmiSent)
+	clear(g.nmiAnswered)
+}
+
 // cpuList reads the kernel's list of CPUs ("0", "0-3", "0,2-3").
 func cpuList(s string) []int {
 	var cs []int

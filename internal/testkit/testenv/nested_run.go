@@ -83,7 +83,7 @@ func (g *Guest) Run(t testing.TB, ctx context.Context, script string) *Session {
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start the guest: %v", err)
 	}
-	err := waitGuest(ctx, cmd, in, watch, start, guestLimits{GuestStall, GuestLockup, GuestAnswer})
+	err := waitGuest(ctx, cmd, in, watch, start, guestLimits{GuestStall, GuestLockup, GuestAnswer, GuestProbe})
 	t.Cleanup(func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) })
 	s := parseSession(g.Shape, out.String())
 	s.Console = console
@@ -188,9 +188,10 @@ func emulationFault(shape string, s *Session, err error) string {
 var qemuAssertion = regexp.MustCompile(`qemu-system-x86_64: [^\n]*Assertion [^\n]* failed\.?`)
 
 // guestLimits are waitGuest's: how long the scenario may print nothing,
-// how long the kernel may report a CPU stuck, and how long it has to
-// answer a magic SysRq after a stall.
-type guestLimits struct{ stall, lockup, answer time.Duration }
+// how long the kernel may report a CPU stuck, how long it has to answer a
+// magic SysRq, and after how long a silence the kernel is first asked
+// whether the machine still runs (0: only at the stall).
+type guestLimits struct{ stall, lockup, answer, probe time.Duration }
 
 // errLockup is waitGuest's verdict on a guest whose kernel reported a CPU
 // stuck for the lockup limit.
@@ -205,8 +206,13 @@ func waitGuest(ctx context.Context, cmd *exec.Cmd, in io.Writer, watch *guestWat
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	kill := func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	tick := time.NewTicker(min(time.Second, lim.stall/4, lim.lockup/4))
+	every := min(time.Second, lim.stall/4, lim.lockup/4)
+	if lim.probe > 0 {
+		every = min(every, lim.probe/4)
+	}
+	tick := time.NewTicker(every)
 	defer tick.Stop()
+	probed := false
 	for {
 		select {
 		case err := <-done:
@@ -225,6 +231,15 @@ func waitGuest(ctx context.Context, cmd *exec.Cmd, in io.Writer, watch *guestWat
 				kill()
 				<-done
 				return fmt.Errorf("killed after %s: %w: its kernel says %q", time.Since(start).Round(time.Second), errLockup, what)
+			}
+			if quiet := watch.quiet(); !probed && lim.probe > 0 && quiet > lim.probe && quiet <= lim.stall && in != nil {
+				// The machine still runs, or it is ended now (GuestProbe).
+				probed = true
+				if why, stopped := stalled(in, watch, lim.answer, quiet); stopped {
+					kill()
+					<-done
+					return fmt.Errorf("%w: killed after %s: %s", errStopped, time.Since(start).Round(time.Second), why)
+				}
 			}
 			if quiet := watch.quiet(); quiet > lim.stall {
 				why, stopped := stalled(in, watch, lim.answer, quiet)

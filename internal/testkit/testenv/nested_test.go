@@ -207,6 +207,46 @@ func TestWaitGuestNamesASilentCPU(t *testing.T) {
 	}
 }
 
+// A guest silent for the probe limit is asked at once whether it still
+// runs: a CPU of it silent to the NMI is a stopped machine, ended then,
+// long before the stall limit; a kernel that answers in full is left to
+// run on to the stall limit, where it is asked again; a guest that keeps
+// printing is never asked.
+func TestWaitGuestProbesBeforeTheStall(t *testing.T) {
+	lim := guestLimits{stall: 6 * time.Second, lockup: time.Hour, answer: 2 * time.Second, probe: 300 * time.Millisecond}
+	keys := filepath.Join(t.TempDir(), "keys")
+	kernel := func(l string) string {
+		return `echo started; while c=$(dd bs=1 count=1 2>/dev/null) && [ -n "$c" ]; do printf '%s' "$c" >>` + keys + `
+	case $c in
+	9) printf '[  1.0] sysrq: Changing Loglevel\r\n' ;;
+	l) printf '[  1.1] sysrq: Show backtrace of all active CPUs\r\n[  1.1] NMI backtrace for cpu 1\r\n[  1.1] Sending NMI from CPU 1 to CPUs 0:\r\n` + l + `' ;;
+	w) printf '[  1.2] sysrq: Show Blocked State\r\n' ;;
+	esac; done`
+	}
+	start := time.Now()
+	err := runGuestScript(t, context.Background(), kernel(""), lim, io.Discard, true)
+	if !errors.Is(err, errStopped) || !strings.Contains(err.Error(), "its CPU [0] never answered the NMI") || time.Since(start) >= lim.stall {
+		t.Errorf("CPU 0 silent, probe at 0.3 s, stall at 6 s: %v after %s, want errStopped at the probe", err, time.Since(start).Round(time.Millisecond))
+	}
+	_ = os.Remove(keys)
+	start = time.Now()
+	err = runGuestScript(t, context.Background(), kernel(`[  1.1] NMI backtrace for cpu 0\r\n`), lim, io.Discard, true)
+	if err == nil || errors.Is(err, errStopped) || !strings.Contains(err.Error(), "printed nothing") || time.Since(start) < lim.stall {
+		t.Errorf("every CPU answered the probe: %v after %s, want a hang at the stall limit, not errStopped", err, time.Since(start).Round(time.Millisecond))
+	}
+	if got, _ := os.ReadFile(keys); string(got) != strings.Repeat("\x01b9\x01bl\x01bw", 2) {
+		t.Errorf("the console's input was %q, want the kernel asked at the probe and again at the stall", got)
+	}
+	_ = os.Remove(keys)
+	beats := "for i in $(seq 40); do echo beat; sleep 0.05; done & " + kernel("") + " & wait %1"
+	if err := runGuestScript(t, context.Background(), beats, lim, io.Discard, true); err != nil {
+		t.Errorf("a guest beating every 0.05 s for 2 s: %v", err)
+	}
+	if got, _ := os.ReadFile(keys); len(got) > 0 {
+		t.Errorf("the kernel was asked while the scenario printed: %q", got)
+	}
+}
+
 func TestCPUList(t *testing.T) {
 	for in, want := range map[string][]int{"0": {0}, "0-3": {0, 1, 2, 3}, "0,2-3": {0, 2, 3}, "x,1": {1}, "3-1": nil} {
 		if got := cpuList(in); !slices.Equal(got, want) {
