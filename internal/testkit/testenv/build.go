@@ -78,10 +78,11 @@ func BuildAsb(t testing.TB) string {
 }
 
 // RemoveBuilds deletes every program this test binary built (BuildAsb,
-// ScriptTools, AddStaticAsb): call it from TestMain, after m.Run. (Each is
-// about 100 MB; a test binary that left its builds filled /tmp.)
+// ScriptTools, AddStaticAsb, StaticNetlab): call it from TestMain, after
+// m.Run. (Each is about 100 MB; a test binary that left its builds filled
+// /tmp.)
 func RemoveBuilds() {
-	for _, p := range []*programs{&asbBuild, &scriptBuild, &ptyrunBuild} {
+	for _, p := range []*programs{&asbBuild, &scriptBuild, &ptyrunBuild, &netlabBuild} {
 		p.remove()
 	}
 }
