@@ -85,18 +85,24 @@ func (o *Options) write(ctx context.Context, p *prepared) (*written, error) {
 	}
 	// git init (a few ms: a process, and .git's files) goes on while the
 	// caller completes and approves the files, which it never reads.
-	w.finish = func() error {
-		if !git.started() {
+	w.finish = git.finishing(w, fail)
+	return w, nil
+}
+
+// finishing returns w's finish: it waits for g, and takes back what the
+// run wrote (fail) when g failed.
+func (g *pendingGit) finishing(w *written, fail func(error) (*written, error)) func() error {
+	return func() error {
+		if !g.started() {
 			return nil
 		}
-		if err := git.wait(); err != nil {
+		if err := g.wait(); err != nil {
 			_, err = fail(err)
 			return err
 		}
 		w.gitInit = true
 		return nil
 	}
-	return w, nil
 }
 
 // pendingGit is a git init running beside the writes, and what it made.
