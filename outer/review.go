@@ -1,7 +1,6 @@
 package outer
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -9,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"sort"
 	"strings"
@@ -95,15 +95,14 @@ func ReviewHostRun(dir, session string, table schema.HostRunTable, w io.Writer) 
 	tree, record := reviewTree(session)
 	var last map[string]reviewed
 	raw, err := r.ReadFile(record, schema.MaxFileSize)
-	if err == nil {
-		_ = json.Unmarshal(raw, &last) // an unreadable record: everything is new
-	}
+	// An unreadable record: everything is new, and the record is written.
+	read := err == nil && json.Unmarshal(raw, &last) == nil
 	now, err := scanHostRun(r, tree, table, last)
 	if err != nil {
 		return nil, err
 	}
 	changes := compareReview(last, now, table)
-	if next, err := encodeReview(now); err != nil || !bytes.Equal(next, raw) {
+	if !read || !maps.Equal(last, now) { // an unchanged record is not written again
 		if err := writeReview(dir, record, now); err != nil {
 			return changes, err
 		}
@@ -235,7 +234,7 @@ func writeReview(dir, record string, now map[string]reviewed) error {
 }
 
 // encodeReview is a record's content (keys sorted: the same files give the
-// same bytes, and an unchanged record is not written again).
+// same bytes).
 func encodeReview(now map[string]reviewed) ([]byte, error) {
 	raw, err := json.MarshalIndent(now, "", " ")
 	return append(raw, '\n'), err

@@ -73,6 +73,17 @@ func TestReviewHostRun(t *testing.T) {
 	if after, _ := os.Stat(record); !after.ModTime().Equal(before.ModTime()) {
 		t.Error("an unchanged record was written again")
 	}
+	// A record that cannot be read is written anew (all of its files shown).
+	good, _ := os.ReadFile(record)
+	if err := os.WriteFile(record, []byte("{not json"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, changes := review(); len(changes) != 3 {
+		t.Errorf("after a damaged record: %+v, want every file shown as new", changes)
+	}
+	if again, _ := os.ReadFile(record); string(again) != string(good) {
+		t.Errorf("a damaged record was not written anew: %q, want %q", again, good)
+	}
 	if err := os.Remove(filepath.Join(ws, "Makefile")); err != nil {
 		t.Fatal(err)
 	}
