@@ -101,6 +101,13 @@ func fakeBinary(t *testing.T) string {
 	return fakeOnce.path
 }
 
+// removeFakeBinary deletes fakeBinary's build, when there is one.
+func removeFakeBinary() {
+	if fakeOnce.path != "" {
+		_ = os.RemoveAll(filepath.Dir(fakeOnce.path))
+	}
+}
+
 // folder makes an outer folder's image (under the builder's tag too, as a
 // docker tar brings it) and home volume.
 func (e *fleetEnv) folder(name string, size int) {

@@ -22,11 +22,8 @@ import (
 // TestMain keeps this binary's approvals in a folder of its own (a
 // script's asb has the script's HOME). The scripts run the small programs
 // of testenv.ScriptTools, never this binary under another name.
-// testscript.Main exits the process, so the empty folder is left in the
-// temp dir.
 func TestMain(m *testing.M) {
-	testenv.PrivateState()
-	testscript.Main(removingScriptTools{m}, nil)
+	testscript.Main(removingScriptTools{m, testenv.PrivateState()}, nil)
 }
 
 // TestScripts runs testdata/script/*.txtar. Every script gets Setup's
@@ -203,11 +200,19 @@ func cmdFakes(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(fakes.Link(filepath.Join(tools, "fake"), ts.MkAbs(args[0])))
 }
 
-// removingScriptTools runs the tests, then deletes what they built
-// (testscript.Main exits the process when Run returns).
-type removingScriptTools struct{ m *testing.M }
+// removingScriptTools runs the tests, then deletes what they left outside
+// their own temporary folders: the builds, the fleet tests' stand-in and
+// this binary's approvals (testscript.Main exits the process when Run
+// returns, so nothing after it would run; each run of this binary had left
+// its approvals' folder and the stand-in, 13 MB, in the temp dir).
+type removingScriptTools struct {
+	m           *testing.M
+	removeState func()
+}
 
 func (r removingScriptTools) Run() int {
+	defer r.removeState()
+	defer removeFakeBinary()
 	defer testenv.RemoveBuilds()
 	return r.m.Run()
 }
