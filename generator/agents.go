@@ -37,17 +37,18 @@ func (e *UnknownAgentError) Error() string {
 }
 
 // LoadAgent reads and validates the manifest of one preset. asb's own
-// embedded tree never changes: its presets are read and checked once per
-// process (schema.OwnAgent), and every caller gets a copy of its own.
+// embedded tree never changes: its presets are Go, checked against the
+// manifests by schema's tests (schema.OwnAgent), and every caller gets a
+// copy of its own.
 func LoadAgent(tree fs.FS, name string) (schema.Agent, error) {
 	if tree != fs.FS(templates.FS) {
 		return loadAgent(tree, name)
 	}
-	a, found, err := schema.OwnAgent(name)
+	a, found := schema.OwnAgent(name)
 	if !found {
 		return schema.Agent{}, &UnknownAgentError{Name: name, Known: schema.OwnAgentNames()}
 	}
-	return a, err
+	return a, nil
 }
 
 func loadAgent(tree fs.FS, name string) (schema.Agent, error) {

@@ -45,25 +45,23 @@ type ownAgent struct {
 	agent Agent
 }
 
-func ownAgents() []ownAgent { return ownPresets }
-
 // OwnAgentNames lists asb's own presets.
 func OwnAgentNames() []string {
 	var names []string
-	for _, o := range ownAgents() {
+	for _, o := range ownPresets {
 		names = append(names, o.name)
 	}
 	return names
 }
 
-// OwnAgent returns a copy of asb's own preset name as DecodeAgent read it;
-// found is false when there is no such preset.
-func OwnAgent(name string) (a Agent, found bool, err error) {
-	i := slices.IndexFunc(ownAgents(), func(o ownAgent) bool { return o.name == name })
+// OwnAgent returns a copy of asb's own preset name; found is false when
+// there is no such preset.
+func OwnAgent(name string) (a Agent, found bool) {
+	i := slices.IndexFunc(ownPresets, func(o ownAgent) bool { return o.name == name })
 	if i < 0 {
-		return Agent{}, false, nil
+		return Agent{}, false
 	}
-	return ownAgents()[i].agent.Clone(), true, nil
+	return ownPresets[i].agent.Clone(), true
 }
 
 // DefaultAgents are the agent presets of asb's embedded templates: the
@@ -71,7 +69,7 @@ func OwnAgent(name string) (a Agent, found bool, err error) {
 // Each call gets its own copies.
 func DefaultAgents() []Agent {
 	var out []Agent
-	for _, o := range ownAgents() {
+	for _, o := range ownPresets {
 		out = append(out, o.agent.Clone())
 	}
 	return out
@@ -86,7 +84,7 @@ func OwnHostRunTable() (HostRunTable, error) {
 
 var ownHostRunTable = sync.OnceValue(func() HostRunTable {
 	var each [][]HostRun
-	for _, o := range ownAgents() {
+	for _, o := range ownPresets {
 		each = append(each, o.agent.HostRun)
 	}
 	return NewHostRunTable(each...)
