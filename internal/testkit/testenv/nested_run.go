@@ -213,6 +213,17 @@ func waitGuest(ctx context.Context, cmd *exec.Cmd, in io.Writer, watch *guestWat
 	tick := time.NewTicker(every)
 	defer tick.Stop()
 	probed := false
+	// end kills a silent guest: why it was taken for hung, and whether its
+	// machine had stopped (errStopped).
+	end := func(why string, stopped bool) error {
+		kill()
+		<-done
+		err := fmt.Errorf("killed after %s: %s", time.Since(start).Round(time.Second), why)
+		if stopped {
+			return fmt.Errorf("%w: %w", errStopped, err)
+		}
+		return err
+	}
 	for {
 		select {
 		case err := <-done:
@@ -236,20 +247,11 @@ func waitGuest(ctx context.Context, cmd *exec.Cmd, in io.Writer, watch *guestWat
 				// The machine still runs, or it is ended now (GuestProbe).
 				probed = true
 				if why, stopped := stalled(in, watch, lim.answer, quiet); stopped {
-					kill()
-					<-done
-					return fmt.Errorf("%w: killed after %s: %s", errStopped, time.Since(start).Round(time.Second), why)
+					return end(why, true)
 				}
 			}
-			if quiet := watch.quiet(); quiet > lim.stall {
-				why, stopped := stalled(in, watch, lim.answer, quiet)
-				kill()
-				<-done
-				err := fmt.Errorf("killed after %s: %s", time.Since(start).Round(time.Second), why)
-				if stopped {
-					return fmt.Errorf("%w: %w", errStopped, err)
-				}
-				return err
+			if quiet := watch.quiet(); quiet > lim.stall { // read again: a probe takes seconds
+				return end(stalled(in, watch, lim.answer, quiet))
 			}
 		}
 	}
