@@ -246,7 +246,7 @@ func TestRealBootAgent(t *testing.T) {
 	}
 	// The first run left a warm record; the second replays it (asb runs
 	// the checks and execs msb itself, with go-task's lines).
-	if out := ok(t, s, "warm_record"); !strings.Contains(out, ".json") {
+	if out := ok(t, s, "warm_record"); !strings.Contains(out, ".rec") {
 		t.Fatalf("no warm record in .asb/warm after asb task agent: %q", out)
 	}
 	pts := regexp.MustCompile(`/dev/pts/\d+`)

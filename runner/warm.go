@@ -3,7 +3,6 @@ package runner
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"io/fs"
 	"os"
@@ -42,70 +41,71 @@ const WarmDir = ".asb/warm"
 // WarmVersion is the record format; a record of another version is ignored.
 // 2: checks a running VM passes name it (WarmStep.VM); runs with arguments
 // after -- are recorded (WarmKey.Args, warmargs.go). 3: a check that only
-// tests for a folder names it (WarmStep.IsDir).
-const WarmVersion = 3
+// tests for a folder names it (WarmStep.IsDir). 4: lines, not JSON
+// (warmcodec.go).
+const WarmVersion = 4
 
 // WarmKey is what a run is: the same key, the same compiled commands.
 type WarmKey struct {
-	Dir    string            `json:"dir"`
-	Cwd    string            `json:"cwd"` // USER_WORKING_DIR
-	Tasks  []string          `json:"tasks"`
-	Vars   map[string]string `json:"vars"` // what asb set over the Taskfile's
-	Silent bool              `json:"silent"`
+	Dir    string
+	Cwd    string // USER_WORKING_DIR
+	Tasks  []string
+	Vars   map[string]string // what asb set over the Taskfile's
+	Silent bool
 	// Args: the run has arguments after -- (CLI_ARGS); the record holds
 	// marks where they go (warmargs.go), never the arguments.
-	Args bool `json:"args,omitempty"`
+	Args bool
 }
 
 // WarmRecord is one recorded run.
 type WarmRecord struct {
-	Version  int         `json:"version"`
-	Key      WarmKey     `json:"key"`
-	Taskfile string      `json:"taskfile_sha256"`
-	Binaries []FileStamp `json:"binaries"` // asb and asb-task as they were
-	Sources  []TreeStamp `json:"sources"`  // the dependencies' source trees
-	Checks   []WarmStep  `json:"checks"`   // status and preconditions, in go-task's order
-	Cmds     []WarmStep  `json:"cmds"`     // the named tasks' commands
+	Version  int
+	Key      WarmKey
+	Taskfile string      // the sha256 of the Taskfile it was recorded from
+	Binaries []FileStamp // asb and asb-task as they were
+	Sources  []TreeStamp // the dependencies' source trees
+	Checks   []WarmStep  // status and preconditions, in go-task's order
+	Cmds     []WarmStep  // the named tasks' commands
 	// Session: the last named task is interactive (the run lock is not held
 	// while its commands run).
-	Session bool `json:"session"`
+	Session bool
 }
 
 // WarmStep is one command as go-task would run it.
 type WarmStep struct {
-	Task string `json:"task"`
+	Task string
 	// Kind is "status", "precondition", "uptodate" (a line go-task prints
 	// for a dependency that is up to date; Log is the line) or "cmd".
-	Kind        string   `json:"kind"`
-	Cmd         string   `json:"cmd,omitempty"`
-	Log         string   `json:"log,omitempty"` // what go-task echoes ("" when silent)
-	Dir         string   `json:"dir"`
-	Env         []string `json:"env,omitempty"`    // the task's literal env: entries
-	Dotenv      []string `json:"dotenv,omitempty"` // files whose values are read at each run
-	Set         []string `json:"set,omitempty"`
-	Shopt       []string `json:"shopt,omitempty"`
-	IgnoreError bool     `json:"ignore_error,omitempty"`
+	Kind        string
+	Cmd         string
+	Log         string // what go-task echoes ("" when silent)
+	Dir         string
+	Env         []string // the task's literal env: entries
+	Dotenv      []string // files whose values are read at each run
+	Set         []string
+	Shopt       []string
+	IgnoreError bool
 	// VM names the VM of a status check that a running VM passes
 	// (VMCheck): the warm run takes msb's lifecycle lock of that VM as its
 	// answer, and runs the check only when the lock does not say.
-	VM string `json:"vm,omitempty"`
+	VM string
 	// IsDir is the path a check only tests to be a folder (DirCheck), as
 	// written: the warm run answers it with a stat, and parses no shell.
-	IsDir string `json:"is_dir,omitempty"`
+	IsDir string
 }
 
 // FileStamp identifies a file's content without reading it.
 type FileStamp struct {
-	Path  string `json:"path"`
-	Size  int64  `json:"size"`
-	ModNs int64  `json:"mod_ns"`
+	Path  string
+	Size  int64
+	ModNs int64
 }
 
 // TreeStamp fingerprints a file or folder tree (names, sizes, modes and
 // modification times of everything under Root).
 type TreeStamp struct {
-	Root string `json:"root"`
-	Sum  string `json:"sum"`
+	Root string
+	Sum  string
 }
 
 // WarmPath is the record file of key.
@@ -115,10 +115,13 @@ func WarmPath(key WarmKey) string {
 
 // warmRel is the record file of key, relative to the outer folder.
 func warmRel(key WarmKey) string {
-	b, _ := json.Marshal(key)
-	sum := sha256.Sum256(b)
-	return WarmDir + "/" + hex.EncodeToString(sum[:12]) + ".json"
+	sum := sha256.Sum256(keyBytes(key))
+	return WarmDir + "/" + hex.EncodeToString(sum[:12]) + warmExt
 }
+
+// warmExt ends a record's file name (a record made before version 4 ends
+// in .json: it is never read, and pruned as records are).
+const warmExt = ".rec"
 
 // LoadWarm returns the record of key, nil when there is none (or it is of
 // another version or key).
@@ -130,27 +133,21 @@ func LoadWarm(key WarmKey) *WarmRecord {
 	if err != nil {
 		return nil
 	}
-	var r WarmRecord
-	if json.Unmarshal(raw, &r) != nil || r.Version != WarmVersion || !sameKey(r.Key, key) {
+	r, ok := DecodeWarm(raw)
+	if !ok || !sameKey(r.Key, key) {
 		return nil
 	}
-	return &r
+	return r
 }
 
 func sameKey(a, b WarmKey) bool {
-	ja, _ := json.Marshal(a)
-	jb, _ := json.Marshal(b)
-	return string(ja) == string(jb)
+	return string(keyBytes(a)) == string(keyBytes(b))
 }
 
 // SaveWarm writes r (mode 0600, atomically) and keeps at most 16 records.
 func SaveWarm(r *WarmRecord) error {
 	r.Version = WarmVersion
-	b, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := generator.WriteFileAtomic(r.Key.Dir, warmRel(r.Key), b, 0o600); err != nil {
+	if err := generator.WriteFileAtomic(r.Key.Dir, warmRel(r.Key), encodeWarm(r), 0o600); err != nil {
 		return err
 	}
 	pruneWarm(r.Key.Dir, 16)
@@ -183,7 +180,7 @@ func pruneWarm(dir string, keep int) {
 	}
 	var recs []rec
 	for _, e := range entries {
-		if fi, err := e.Info(); err == nil && strings.HasSuffix(e.Name(), ".json") {
+		if fi, err := e.Info(); err == nil && (strings.HasSuffix(e.Name(), warmExt) || strings.HasSuffix(e.Name(), ".json")) {
 			recs = append(recs, rec{e.Name(), fi.ModTime().UnixNano()})
 		}
 	}

@@ -219,7 +219,10 @@ func TestWarmRecordsOnlyWhatCannotDrift(t *testing.T) {
 	appendTo(t, s.dir, "secrets.env", "OPENCODE_API_KEY=canary-warm-secret-81c2\n")
 	s.viaEngine(t, "cold", "task", "agent")
 	s.warm(t, "task", "agent")
-	recs, _ := filepath.Glob(filepath.Join(s.dir, runner.WarmDir, "*.json"))
+	recs, _ := filepath.Glob(filepath.Join(s.dir, runner.WarmDir, "*"))
+	if len(recs) == 0 {
+		t.Fatal("no warm record was made")
+	}
 	for _, r := range recs {
 		raw, _ := os.ReadFile(r)
 		if bytes.Contains(raw, []byte("canary-warm-secret")) {
@@ -235,7 +238,7 @@ func TestWarmRecordsOnlyWhatCannotDrift(t *testing.T) {
 	if got := s.warm(t, "task", "agent", "--", "--model", "it's $HOME"); !slices.Equal(got, []string{"msb exec"}) {
 		t.Fatalf("warm with other arguments: %q", got)
 	}
-	recs, _ = filepath.Glob(filepath.Join(s.dir, runner.WarmDir, "*.json"))
+	recs, _ = filepath.Glob(filepath.Join(s.dir, runner.WarmDir, "*"))
 	for _, r := range recs {
 		if raw, _ := os.ReadFile(r); bytes.Contains(raw, []byte("canary-arg")) {
 			t.Errorf("%s holds an argument", r)
@@ -337,7 +340,7 @@ func TestIncludedTaskfiles(t *testing.T) {
 			t.Fatalf("run %d: exit %d\n%s%s", i, code, out, errOut)
 		}
 	}
-	if recs, _ := filepath.Glob(filepath.Join(s.dir, runner.WarmDir, "*.json")); len(recs) != 0 {
+	if recs, _ := filepath.Glob(filepath.Join(s.dir, runner.WarmDir, "*")); len(recs) != 0 {
 		t.Errorf("a run with includes was recorded: %v", recs)
 	}
 	if _, errOut, code := s.run("", "task", "extra:nope"); code == 0 || !strings.Contains(errOut, "extra:nope") {

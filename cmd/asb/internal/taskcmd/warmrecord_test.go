@@ -1,7 +1,8 @@
 package taskcmd_test
 
 import (
-	"encoding/json"
+	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -32,15 +33,15 @@ func TestWarmRecordMarksFolderChecks(t *testing.T) {
 	if got := s.warm(t, "task", "agent"); !slices.Equal(got, []string{"msb exec"}) {
 		t.Fatalf("warm run invoked %q, want the msb exec alone", got)
 	}
-	var raw map[string]any
 	b, err := os.ReadFile(p)
-	if err != nil || json.Unmarshal(b, &raw) != nil {
-		t.Fatalf("%s: %v", p, err)
-	}
-	raw["version"] = runner.WarmVersion - 1
-	if b, err = json.Marshal(raw); err != nil {
+	if err != nil {
 		t.Fatal(err)
 	}
+	format := fmt.Sprintf("asb-warm %d\n", runner.WarmVersion)
+	if !bytes.HasPrefix(b, []byte(format)) {
+		t.Fatalf("%s does not start with %q:\n%s", p, format, b)
+	}
+	b = append(fmt.Appendf(nil, "asb-warm %d\n", runner.WarmVersion-1), b[len(format):]...)
 	if err := os.WriteFile(p, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -56,14 +57,14 @@ func TestWarmRecordMarksFolderChecks(t *testing.T) {
 // onlyWarmRecord reads the one warm record of the outer folder dir.
 func onlyWarmRecord(t *testing.T, dir string) (string, runner.WarmRecord) {
 	t.Helper()
-	recs, _ := filepath.Glob(filepath.Join(dir, runner.WarmDir, "*.json"))
+	recs, _ := filepath.Glob(filepath.Join(dir, runner.WarmDir, "*"))
 	if len(recs) != 1 {
 		t.Fatalf("warm records: %v, want one", recs)
 	}
-	var r runner.WarmRecord
 	b, err := os.ReadFile(recs[0])
-	if err != nil || json.Unmarshal(b, &r) != nil {
-		t.Fatalf("%s: %v\n%s", recs[0], err, b)
+	r, ok := runner.DecodeWarm(b)
+	if err != nil || !ok {
+		t.Fatalf("%s: %v, decoded %v\n%s", recs[0], err, ok, b)
 	}
-	return recs[0], r
+	return recs[0], *r
 }
