@@ -145,25 +145,35 @@ func CheckTrustCached(dir string, j Judge) (*Verdict, error) {
 }
 
 func (j Judge) cached(dir string) *Verdict {
-	store, err := ApprovalStore(j.getenv)
-	if err != nil {
+	c, store := j.heldCache(dir)
+	if c == nil {
 		return nil
-	}
-	raw, err := os.ReadFile(store.cachePath(dir))
-	if err != nil {
-		return nil
-	}
-	var c verdictCache
-	if json.Unmarshal(raw, &c) != nil || c.Key != j.cacheKey(dir, store) || len(c.Stamps) == 0 {
-		return nil
-	}
-	for p, want := range c.Stamps {
-		if got, err := folderfs.StampPath(p); err != nil || got != want {
-			return nil
-		}
 	}
 	folderfs.RememberTracked(dir, c.Tracked)
 	return &Verdict{Dir: dir, Trusted: true, Why: c.Why, Store: store, Cached: true, judge: j}
+}
+
+// heldCache is dir's cached verdict when it is of this judge's key and
+// every stamp it was made from holds; nil otherwise.
+func (j Judge) heldCache(dir string) (*verdictCache, *Approvals) {
+	store, err := ApprovalStore(j.getenv)
+	if err != nil {
+		return nil, nil
+	}
+	raw, err := os.ReadFile(store.cachePath(dir))
+	if err != nil {
+		return nil, nil
+	}
+	var c verdictCache
+	if json.Unmarshal(raw, &c) != nil || c.Key != j.cacheKey(dir, store) || len(c.Stamps) == 0 {
+		return nil, nil
+	}
+	for p, want := range c.Stamps {
+		if got, err := folderfs.StampPath(p); err != nil || got != want {
+			return nil, nil
+		}
+	}
+	return &c, store
 }
 
 // TrustReads is how many files the trust checks of this process read (a

@@ -120,11 +120,7 @@ func TestEveryChangeRunsTheFullCheck(t *testing.T) {
 			}
 		},
 		"policy written": func(t *testing.T, _ string, j Judge) {
-			p := schema.UserPolicyPath(j.Getenv)
-			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			appendTo(t, p, "network_modes: [none]\n")
+			writeUserPolicy(t, j, "network_modes: [none]\n")
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -143,6 +139,16 @@ func TestEveryChangeRunsTheFullCheck(t *testing.T) {
 			}
 		})
 	}
+}
+
+// writeUserPolicy adds s to the user's policy file of j.
+func writeUserPolicy(t *testing.T, j Judge, s string) {
+	t.Helper()
+	p := schema.UserPolicyPath(j.getenv)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	appendTo(t, p, s)
 }
 
 func appendTo(t *testing.T, p, s string) {

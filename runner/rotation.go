@@ -75,6 +75,26 @@ func SecretValues(ctx context.Context, dir string, getenv func(string) string, s
 // envSecretValues are the values from the environment and secrets.env, of
 // every secret whose name skip does not hold.
 func envSecretValues(dir string, getenv func(string) string, skip map[string]bool) (map[string]string, error) {
+	refs, err := secretRefs(dir, skip)
+	if err != nil || refs == nil {
+		return nil, err
+	}
+	file, _ := godotenv.Read(filepath.Join(dir, schema.SecretsEnvFile))
+	out := map[string]string{}
+	for _, ref := range refs {
+		if v := getenv(ref); v != "" {
+			out[ref] = v
+		} else {
+			out[ref] = file[ref]
+		}
+	}
+	return out, nil
+}
+
+// secretRefs are the variables whose values the secrets of secrets.yaml
+// take (a secret's own name, or the ${VAR} its value names), sorted, of
+// every secret whose name skip does not hold; nil without secrets.yaml.
+func secretRefs(dir string, skip map[string]bool) ([]string, error) {
 	data, err := schema.ReadFile(filepath.Join(dir, schema.SecretsFile))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -83,8 +103,7 @@ func envSecretValues(dir string, getenv func(string) string, skip map[string]boo
 		return nil, err
 	}
 	secs, _, _ := schema.LoadSecrets(schema.SecretsFile, data)
-	file, _ := godotenv.Read(filepath.Join(dir, schema.SecretsEnvFile))
-	out := map[string]string{}
+	refs := []string{}
 	for name, s := range secs {
 		if skip[name] {
 			continue
@@ -93,13 +112,12 @@ func envSecretValues(dir string, getenv func(string) string, skip map[string]boo
 		if r, ok := schema.EnvRef(s.Value); ok {
 			ref = r
 		}
-		if v := getenv(ref); v != "" {
-			out[ref] = v
-		} else {
-			out[ref] = file[ref]
+		if !slices.Contains(refs, ref) {
+			refs = append(refs, ref)
 		}
 	}
-	return out, nil
+	slices.Sort(refs)
+	return refs, nil
 }
 
 // SecretsFingerprint is the keyed fingerprint of values (the key is made

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -96,7 +97,7 @@ func Run(ctx context.Context, o *Options) error {
 	if err != nil {
 		return err
 	}
-	spec := runner.EngineSpec{Dir: dir, Tasks: o.Tasks, Args: o.Args,
+	spec := runner.EngineSpec{Dir: dir, Tasks: o.Tasks, Args: o.Args, Cwd: wd,
 		Dry: o.Dry, Summary: o.Summary, Force: o.Force, Verbose: o.Verbose, Silent: o.Silent, Yes: o.Yes}
 	if o.List || (len(o.Tasks) == 0 && o.Summary == "") {
 		if len(o.Tasks) == 0 && !o.List {
@@ -105,39 +106,13 @@ func Run(ctx context.Context, o *Options) error {
 		spec.List = true
 		return o.Engine(ctx, spec, o.IO)
 	}
-	if !o.Dry && o.Summary == "" {
-		if err := gate(ctx, o, dir); err != nil {
-			return err
-		}
-	}
-	// Unchanged bytes: from their record, no parse (runner/taskfilefacts.go).
-	tf, err := runner.ReadTaskfileFacts(dir, spec.Warmable())
-	if err != nil {
-		// The engine reads it with go-task, which says where it is broken.
-		return o.Engine(ctx, spec, o.IO)
-	}
-	names := o.Tasks
-	if o.Summary != "" {
-		names = append(names, o.Summary)
-	}
-	if err := tf.Check(names...); err != nil {
-		return err // before anything is named, recorded or looked up
-	}
-	if err := host.NeedMSB(o.LookPath, names); err != nil && !o.Dry && o.Summary == "" {
-		return err // once, with the install command, before any task runs
-	}
-	if spec.Vars, err = identify(ctx, o, dir, tf); err != nil {
-		return err
-	}
-	spec.Cwd = wd
-	if !o.Dry && o.Summary == "" {
-		if err := rotateSecrets(ctx, o, dir, spec.Vars["VM"]); err != nil {
-			return err
-		}
+	sum, err := o.decide(ctx, &spec)
+	if err != nil || spec.Vars == nil {
+		return err // refused, or a Taskfile only the engine reads
 	}
 	if spec.Warmable() {
 		spec.Warm = true
-		if err := runWarm(ctx, o, spec, tf.Sum); !errors.Is(err, runner.ErrNotWarm) {
+		if err := runWarm(ctx, o, spec, sum); !errors.Is(err, runner.ErrNotWarm) {
 			return err
 		}
 	}
@@ -145,6 +120,57 @@ func Run(ctx context.Context, o *Options) error {
 	// (a warm run never walks the folder).
 	cmdutil.CleanStaleStaging(dir, o.IO.ErrOut)
 	return o.Engine(ctx, spec, o.IO)
+}
+
+// decide makes the decisions before a run (the folder is trusted, its
+// Taskfile has the tasks, msb is there, this clone's names, its secrets
+// unchanged) and sets spec.Vars; it returns the Taskfile's sum. A warm
+// run takes them from its pass while that holds (warmpass.go). A
+// Taskfile asb cannot read leaves spec.Vars nil: the engine reads it with
+// go-task, which says where it is broken.
+func (o *Options) decide(ctx context.Context, spec *runner.EngineSpec) (string, error) {
+	dir := spec.Dir
+	start := time.Now().UnixNano()
+	if sum, ok, err := o.passed(ctx, spec); ok || err != nil {
+		return sum, err
+	}
+	if !o.Dry && o.Summary == "" {
+		if err := gate(ctx, o, dir); err != nil {
+			return "", err
+		}
+	}
+	// Unchanged bytes: from their record, no parse (runner/taskfilefacts.go).
+	tf, err := runner.ReadTaskfileFacts(dir, spec.Warmable())
+	if err != nil {
+		return "", o.Engine(ctx, *spec, o.IO)
+	}
+	names := o.Tasks
+	if o.Summary != "" {
+		names = append(names, o.Summary)
+	}
+	if err := tf.Check(names...); err != nil {
+		return "", err // before anything is named, recorded or looked up
+	}
+	if err := host.NeedMSB(o.LookPath, names); err != nil && !o.Dry && o.Summary == "" {
+		return "", err // once, with the install command, before any task runs
+	}
+	id, err := identify(ctx, o, dir, tf)
+	if err != nil {
+		return "", err
+	}
+	if spec.Vars, err = o.runVars(ctx, dir, id); err != nil {
+		return "", err
+	}
+	unchanged := true
+	if !o.Dry && o.Summary == "" {
+		if unchanged, err = rotateSecrets(ctx, o, dir, spec.Vars["VM"]); err != nil {
+			return "", err
+		}
+	}
+	if unchanged {
+		o.keepPass(*spec, id, tf.Sum, start)
+	}
+	return tf.Sum, nil
 }
 
 // runWarm replays the warm record of spec's run when everything it checked
@@ -181,8 +207,7 @@ func runWarm(ctx context.Context, o *Options, spec runner.EngineSpec, taskfileSu
 	return err
 }
 
-// identify returns the vars asb sets over the Taskfile's: this clone's
-// names, the builder and asb's own path.
+// identify returns this clone's names (runner.Identity's vars).
 func identify(ctx context.Context, o *Options, dir string, tf runner.TaskfileFacts) (map[string]string, error) {
 	if o.Session != "" {
 		if _, err := outer.FindSession(dir, o.Session); err != nil {
@@ -208,7 +233,13 @@ func identify(ctx context.Context, o *Options, dir string, tf runner.TaskfileFac
 	if err != nil {
 		return nil, err
 	}
-	vars := id.Vars()
+	return id.Vars(), nil
+}
+
+// runVars are the vars asb sets over the Taskfile's: this clone's names
+// (id), the builder, asb's own path, and a session's.
+func (o *Options) runVars(ctx context.Context, dir string, id map[string]string) (map[string]string, error) {
+	vars := maps.Clone(id)
 	b := runner.DetectBuilder(o.Getenv, o.LookPath, nil)
 	vars["BUILDER"] = b.Command
 	if b.BuildArgs != "" {
