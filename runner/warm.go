@@ -42,8 +42,8 @@ const WarmDir = ".asb/warm"
 // 2: checks a running VM passes name it (WarmStep.VM); runs with arguments
 // after -- are recorded (WarmKey.Args, warmargs.go). 3: a check that only
 // tests for a folder names it (WarmStep.IsDir). 4: lines, not JSON
-// (warmcodec.go).
-const WarmVersion = 4
+// (warmcodec.go). 5: a plain command's words (WarmStep.Argv).
+const WarmVersion = 5
 
 // WarmKey is what a run is: the same key, the same compiled commands.
 type WarmKey struct {
@@ -92,6 +92,9 @@ type WarmStep struct {
 	// IsDir is the path a check only tests to be a folder (DirCheck), as
 	// written: the warm run answers it with a stat, and parses no shell.
 	IsDir string
+	// Argv are the words of a command that is one plain program call
+	// (plainArgv): the last one runs as asb's child without a shell.
+	Argv []string
 }
 
 // FileStamp identifies a file's content without reading it.

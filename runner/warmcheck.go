@@ -54,14 +54,21 @@ func VMCheck(cmd string) string {
 	return ""
 }
 
-// Judged is s with IsDir set as its command makes it: the path a
-// precondition or status check only tests to be a folder (DirCheck); ""
-// for any other step. The one place a record's steps are judged so, when
-// the engine records them and when a run's arguments rewrite them.
+// Judged is s with IsDir and Argv set as its command makes them: the path
+// a precondition or status check only tests to be a folder (DirCheck);
+// the words of a command that is one plain program call (plainArgv). The
+// one place a record's steps are judged so, when the engine records them
+// and when a run's arguments rewrite them: a warm run then parses no
+// shell.
 func (s WarmStep) Judged() WarmStep {
-	s.IsDir = ""
-	if s.Kind == "precondition" || s.Kind == "status" {
+	s.IsDir, s.Argv = "", nil
+	switch s.Kind {
+	case "precondition", "status":
 		s.IsDir = DirCheck(s.Cmd)
+	case "cmd":
+		if argv, ok := plainArgv(s.Cmd); ok {
+			s.Argv = argv
+		}
 	}
 	return s
 }

@@ -12,7 +12,7 @@ import (
 // (internal/linerec), one per fact, in the order below; a step is one
 // line of its fields in WarmStep's order, its lists last:
 //
-//	asb-warm 4
+//	asb-warm 5
 //	dir "DIR"
 //	cwd "DIR"
 //	task "NAME"                 (each named task)
@@ -22,7 +22,7 @@ import (
 //	taskfile "SHA256"
 //	binary "PATH" SIZE MTIME
 //	source "ROOT" "SUM"
-//	check "TASK" "KIND" "CMD" "LOG" "DIR" "VM" "IS_DIR" IGNORE_ERROR ENV DOTENV SET SHOPT
+//	check "TASK" "KIND" "CMD" "LOG" "DIR" "VM" "IS_DIR" IGNORE_ERROR ENV DOTENV SET SHOPT ARGV
 //	cmd   (a command, as a check)
 //	session BOOL
 //
@@ -71,7 +71,7 @@ func encodeWarm(r *WarmRecord) []byte {
 }
 
 func writeStep(w *linerec.Writer, tag string, s WarmStep) {
-	w.Line(tag, s.Task, s.Kind, s.Cmd, s.Log, s.Dir, s.VM, s.IsDir, s.IgnoreError, s.Env, s.Dotenv, s.Set, s.Shopt)
+	w.Line(tag, s.Task, s.Kind, s.Cmd, s.Log, s.Dir, s.VM, s.IsDir, s.IgnoreError, s.Env, s.Dotenv, s.Set, s.Shopt, s.Argv)
 }
 
 // DecodeWarm reads a record of this version; false for anything else.
@@ -128,5 +128,6 @@ func (r *WarmRecord) decodeLine(tag string, rd *linerec.Reader) bool {
 
 func readStep(rd *linerec.Reader) WarmStep {
 	return WarmStep{Task: rd.Str(), Kind: rd.Str(), Cmd: rd.Str(), Log: rd.Str(), Dir: rd.Str(), VM: rd.Str(),
-		IsDir: rd.Str(), IgnoreError: rd.Bool(), Env: rd.List(), Dotenv: rd.List(), Set: rd.List(), Shopt: rd.List()}
+		IsDir: rd.Str(), IgnoreError: rd.Bool(), Env: rd.List(), Dotenv: rd.List(), Set: rd.List(), Shopt: rd.List(),
+		Argv: rd.List()}
 }

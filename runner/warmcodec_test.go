@@ -12,7 +12,7 @@ import (
 func TestWarmRecordRoundTrip(t *testing.T) {
 	step := WarmStep{Task: "agent", Kind: "cmd", Cmd: "msb exec 'x y' -- \"$A\"\n", Log: "task: [agent] …", Dir: "/o d",
 		Env: []string{"A=1", "B= 2"}, Dotenv: []string{"secrets.env"}, Set: []string{"pipefail"}, Shopt: []string{"globstar"},
-		IgnoreError: true, VM: "vm-1", IsDir: "./workspace"}
+		IgnoreError: true, VM: "vm-1", IsDir: "./workspace", Argv: []string{"msb", "exec", "x y"}}
 	r := &WarmRecord{Version: WarmVersion,
 		Key: WarmKey{Dir: "/o d", Cwd: "/o d/sub", Tasks: []string{"vm:start", "agent"},
 			Vars: map[string]string{"VM": "vm-1", "ASB": "/bin/asb"}, Silent: true, Args: true},

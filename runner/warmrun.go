@@ -101,13 +101,11 @@ func RunWarm(ctx context.Context, r *WarmRecord, io WarmIO) error {
 		if c.Log != "" {
 			fmt.Fprintln(io.Err, c.Log)
 		}
-		if i == len(r.Cmds)-1 {
-			// The last command, when it is one plain command, runs as
-			// asb's child with the terminal (a shell runs its last command
-			// as directly): no shell between msb exec and the user.
-			if argv, ok := plainArgv(c.Cmd); ok && !c.IgnoreError {
-				return attachLast(r, c, argv, io)
-			}
+		if i == len(r.Cmds)-1 && c.Argv != nil && !c.IgnoreError {
+			// The last command, when it is one plain command (Judged),
+			// runs as asb's child with the terminal (a shell runs its last
+			// command as directly): no shell between msb exec and the user.
+			return attachLast(r, c, c.Argv, io)
 		}
 		if err := runCmd(ctx, c, io); err != nil {
 			return err

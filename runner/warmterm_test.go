@@ -21,10 +21,10 @@ func TestWarmAttachGetsTheRawTerminal(t *testing.T) {
 	if err := os.MkdirAll(dir+"/.asb", 0o755); err != nil {
 		t.Fatal(err)
 	}
-	r := &WarmRecord{Key: WarmKey{Dir: dir}, Cmds: []WarmStep{{
+	r := &WarmRecord{Key: WarmKey{Dir: dir}, Cmds: []WarmStep{WarmStep{
 		Task: "agent", Kind: "cmd", Dir: dir,
 		Cmd: `env printf '\033[1mbold\r\n'`, Log: "task: [agent] printf '\x1b[1m'",
-	}}}
+	}.Judged()}}
 	var raw, rawErr bytes.Buffer
 	out, errOut := termtext.New(&raw), termtext.New(&rawErr)
 	io := WarmIO{In: strings.NewReader(""), Out: out, Err: errOut, TermOut: &raw, TermErr: &rawErr}

@@ -189,7 +189,7 @@ func (t *Tasks) recordCmds(r *runner.WarmRecord, ct *ast.Task, spec runner.Engin
 		if !c.Silent && !ct.IsSilent() && !t.e.Taskfile.Silent && !spec.Silent {
 			s.Log = fmt.Sprintf("task: [%s] %s", ct.Name(), c.LogCmd)
 		}
-		r.Cmds = append(r.Cmds, s)
+		r.Cmds = append(r.Cmds, s.Judged())
 	}
 	return ""
 }
