@@ -26,9 +26,9 @@ func startReview(o *Options, spec runner.EngineSpec) (after func()) {
 	if err := outer.ReviewBaseline(spec.Dir, session, table); err != nil {
 		fmt.Fprintf(o.IO.ErrOut, "asb: warning: the files host tools run could not be recorded for review: %v\n", err)
 	}
-	// The table (the presets' manifests, parsed) is made while the agent
-	// runs, not after it returned, when the user waits for asb to end.
-	go func() { _, _ = table() }()
+	// The table of asb's own presets is Go (schema.OwnHostRunTable): made
+	// when it is needed, after the agent returned, for less than a
+	// goroutine started beside the agent would cost.
 	return func() {
 		t, err := table()
 		if err == nil {
