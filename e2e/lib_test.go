@@ -130,8 +130,8 @@ func TestLibFlakyRetriesOnlyNamedFailures(t *testing.T) {
 
 // A retry that fails in another named way is retried again (two faults of
 // the emulation, independent: ci20's create, msb's readiness timeout and
-// then its retry's VM kernel reset); the same kind twice stands, and no
-// step runs more than three times.
+// then its retry's VM kernel reset); the same kind twice stands, but for
+// the VM's kernel resetting, and no step runs more than three times.
 func TestLibFlakyRetriesAnotherKindOnce(t *testing.T) {
 	kinds := `n=$(cat "$DATA/n" 2>/dev/null || echo 0); n=$((n+1)); echo $n >"$DATA/n"
 case $n in
@@ -147,6 +147,15 @@ esac`
 	out, retried = runLib(t, "", "THIRD=1 flaky sh -c '"+strings.ReplaceAll(kinds, "'", `'"'"'`)+`'; echo "rc=$?"`)
 	if !strings.Contains(out, "after two retries") || !strings.Contains(out, "rc=1") || strings.Count(retried, "thestep:") != 2 {
 		t.Errorf("three named faults: want the third to stand\n%s\nretried: %q", out, retried)
+	}
+	resets := `n=$(cat "$DATA/n" 2>/dev/null || echo 0); n=$((n+1)); echo $n >"$DATA/n"; [ $n -gt ${FAILS:-2} ] && { echo made; exit 0; }; echo "INFO msb_krun_vmm::linux::vstate: Received KVM_EXIT_SHUTDOWN signal" >&2; exit 1`
+	out, retried = runLib(t, "", "flaky sh -c '"+resets+`'; echo "rc=$?"`)
+	if !strings.Contains(out, "made") || !strings.Contains(out, "rc=0") || strings.Count(retried, "thestep:Received_KVM_EXIT_SHUTDOWN") != 2 {
+		t.Errorf("the VM's kernel reset twice: want it retried twice (no command in the VM resets its kernel), then the third try's success\n%s\nretried: %q", out, retried)
+	}
+	out, retried = runLib(t, "", "FAILS=3 flaky sh -c '"+resets+`'; echo "rc=$?"`)
+	if !strings.Contains(out, "after two retries") || !strings.Contains(out, "rc=1") || strings.Count(retried, "thestep:") != 2 {
+		t.Errorf("the VM's kernel reset three times: want the third to stand\n%s\nretried: %q", out, retried)
 	}
 	again := `n=$(cat "$DATA/n" 2>/dev/null || echo 0); echo $((n+1)) >"$DATA/n"; echo "error: startup timed out after 1$n.5 seconds before agent readiness" >&2; exit 1`
 	out, retried = runLib(t, "", "flaky sh -c '"+again+`'; echo "rc=$?"`)
