@@ -132,11 +132,18 @@ func SecretsFingerprint(dir string, values map[string]string) (string, error) {
 		names = append(names, n)
 	}
 	sort.Strings(names)
+	return keyedSum(key, names, func(n string) string { return values[n] }), nil
+}
+
+// keyedSum is the HMAC-SHA256 under key of each name and its value, in
+// the order of names, each length-prefixed so no two lists read alike.
+func keyedSum(key []byte, names []string, value func(string) string) string {
 	mac := hmac.New(sha256.New, key)
 	for _, n := range names {
-		fmt.Fprintf(mac, "%d:%s=%d:%s\n", len(n), n, len(values[n]), values[n])
+		v := value(n)
+		fmt.Fprintf(mac, "%d:%s=%d:%s\n", len(n), n, len(v), v)
 	}
-	return hex.EncodeToString(mac.Sum(nil)), nil
+	return hex.EncodeToString(mac.Sum(nil))
 }
 
 // errTrackedState: a file of the secrets' stamps is tracked by the outer

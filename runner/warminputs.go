@@ -1,11 +1,7 @@
 package runner
 
 import (
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -59,12 +55,7 @@ func RotationEnvMAC(dir string, refs []string, getenv func(string) string) strin
 	if err != nil || len(key) != 32 {
 		return ""
 	}
-	mac := hmac.New(sha256.New, key)
-	for _, r := range refs {
-		v := getenv(r)
-		fmt.Fprintf(mac, "%d:%s=%d:%s\n", len(r), r, len(v), v)
-	}
-	return hex.EncodeToString(mac.Sum(nil))
+	return keyedSum(key, refs, getenv)
 }
 
 // repositoryInputs are the .git names gitCommonDir looks at, from dir up
