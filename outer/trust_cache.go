@@ -168,12 +168,21 @@ func (j Judge) heldCache(dir string) (*verdictCache, *Approvals) {
 	if json.Unmarshal(raw, &c) != nil || c.Key != j.cacheKey(dir, store) || len(c.Stamps) == 0 {
 		return nil, nil
 	}
-	for p, want := range c.Stamps {
-		if got, err := folderfs.StampPath(p); err != nil || got != want {
-			return nil, nil
-		}
+	if !stampsHold(c.Stamps) {
+		return nil, nil
 	}
 	return &c, store
+}
+
+// stampsHold reports whether every file (by absolute path) still has its
+// stamp: the one test of a cached verdict and of a warm pass.
+func stampsHold(stamps map[string]folderfs.Stamp) bool {
+	for p, want := range stamps {
+		if got, err := folderfs.StampPath(p); err != nil || got != want {
+			return false
+		}
+	}
+	return true
 }
 
 // TrustReads is how many files the trust checks of this process read (a
