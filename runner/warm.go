@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -111,14 +112,12 @@ type TreeStamp struct {
 	Sum  string
 }
 
-// WarmPath is the record file of key.
-func WarmPath(key WarmKey) string {
-	return filepath.Join(key.Dir, filepath.FromSlash(warmRel(key)))
-}
-
 // warmRel is the record file of key, relative to the outer folder.
-func warmRel(key WarmKey) string {
-	sum := sha256.Sum256(keyBytes(key))
+func warmRel(key WarmKey) string { return warmRelOf(keyBytes(key)) }
+
+// warmRelOf is warmRel of a key as keyBytes wrote it.
+func warmRelOf(kb []byte) string {
+	sum := sha256.Sum256(kb)
 	return WarmDir + "/" + hex.EncodeToString(sum[:12]) + warmExt
 }
 
@@ -129,22 +128,20 @@ const warmExt = ".rec"
 // LoadWarm returns the record of key, nil when there is none (or it is of
 // another version or key).
 func LoadWarm(key WarmKey) *WarmRecord {
-	if folderfs.Local(key.Dir, warmRel(key)) != nil {
+	kb := keyBytes(key) // written once: it names the record and is its key
+	rel := warmRelOf(kb)
+	if folderfs.Local(key.Dir, rel) != nil {
 		return nil // one a clone carried (folderfs.Local): never replayed
 	}
-	raw, err := schema.ReadFile(WarmPath(key))
+	raw, err := schema.ReadFile(filepath.Join(key.Dir, filepath.FromSlash(rel)))
 	if err != nil {
 		return nil
 	}
 	r, ok := DecodeWarm(raw)
-	if !ok || !sameKey(r.Key, key) {
+	if !ok || !bytes.Equal(keyBytes(r.Key), kb) {
 		return nil
 	}
 	return r
-}
-
-func sameKey(a, b WarmKey) bool {
-	return string(keyBytes(a)) == string(keyBytes(b))
 }
 
 // SaveWarm writes r (mode 0600, atomically) and keeps at most 16 records.

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"bytes"
 	"reflect"
 	"strings"
 	"testing"
@@ -25,12 +26,12 @@ func TestWarmRecordRoundTrip(t *testing.T) {
 	if !ok || !reflect.DeepEqual(got, r) {
 		t.Fatalf("read back %v:\n%+v\nwant\n%+v\n%s", ok, got, r, raw)
 	}
-	if !sameKey(got.Key, r.Key) || warmRel(got.Key) != warmRel(r.Key) {
+	if !bytes.Equal(keyBytes(got.Key), keyBytes(r.Key)) || warmRel(got.Key) != warmRel(r.Key) {
 		t.Error("the key read back names another record")
 	}
 	other := r.Key
 	other.Cwd = "/elsewhere"
-	if warmRel(other) == warmRel(r.Key) || sameKey(other, r.Key) {
+	if warmRel(other) == warmRel(r.Key) || bytes.Equal(keyBytes(other), keyBytes(r.Key)) {
 		t.Error("another working folder names the same record")
 	}
 	older := strings.Replace(string(raw), warmFormat(), "asb-warm 3", 1)
