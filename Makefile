@@ -53,12 +53,14 @@ test: tools
 	PATH="$(TOOLS_DIR)/bin:$$PATH" bash scripts/test.sh
 
 # The tiers of `make test`, each alone (docs/testing.md says what each
-# covers and costs). test-fast and test-stand-ins install nothing.
+# covers and costs). test-fast and test-stand-ins install nothing. Every
+# go test runs with a TMPDIR of its own, removed after it
+# (scripts/private-tmp.sh).
 REAL_TEST := PATH="$(TOOLS_DIR)/bin:$$PATH" CI=true bash scripts/test.sh
 test-fast:
-	ASB_SKIP_REAL_TOOLS=1 $(GO) test -short -count=1 ./...
+	ASB_SKIP_REAL_TOOLS=1 bash scripts/private-tmp.sh $(GO) test -short -count=1 ./...
 test-stand-ins:
-	ASB_SKIP_REAL_TOOLS=1 $(GO) test -count=1 ./...
+	ASB_SKIP_REAL_TOOLS=1 bash scripts/private-tmp.sh $(GO) test -count=1 ./...
 test-msb: tools
 	$(REAL_TEST) -run 'TestReal(Msb|MSB|Egress|NetLogLevel|Doctor|HostCheck|ServePort|TaskVMCreate|ConcurrentRuns|LostState|Standalone)'
 test-images: tools
