@@ -60,13 +60,13 @@ func TestWriteFilesAtomicAllOrNothing(t *testing.T) {
 // target, not as a folder on the way.
 func TestWriteRefusesLinksOut(t *testing.T) {
 	dir, outside := t.TempDir(), t.TempDir()
-	if err := os.Symlink(outside, filepath.Join(dir, ".asb-base")); err != nil {
+	if err := os.Symlink(outside, filepath.Join(dir, "toolchain")); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Symlink(filepath.Join(outside, "victim"), filepath.Join(dir, "sandbox.yaml")); err != nil {
 		t.Fatal(err)
 	}
-	for _, rel := range []string{".asb-base/sandbox.yaml", ".asb-base/new/deep.yaml"} {
+	for _, rel := range []string{"toolchain/Dockerfile", "toolchain/new/deep.yaml"} {
 		err := WriteFileAtomic(dir, rel, []byte("x"), 0o644)
 		var esc *folderfs.EscapeError
 		if !errors.As(err, &esc) || !strings.Contains(err.Error(), "leads out of the outer folder") {
@@ -80,7 +80,7 @@ func TestWriteRefusesLinksOut(t *testing.T) {
 	if entries, _ := os.ReadDir(outside); len(entries) != 0 {
 		t.Errorf("the folder outside got %d entries", len(entries))
 	}
-	assertOnly(t, dir, ".asb-base", "sandbox.yaml")
+	assertOnly(t, dir, "sandbox.yaml", "toolchain")
 }
 
 // A killed write's staging files are removed by the next look for them; a

@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/agents-sandbox/asb/internal/folderfs"
 )
@@ -79,7 +78,7 @@ func OpenHostRepo(ctx context.Context, git Git, dir string) (*HostRepo, error) {
 		return nil, err
 	}
 	h := &HostRepo{git: git, outer: abs, dir: filepath.Join(abs, filepath.FromSlash(HostRepoDir))}
-	if err := h.refuseTracked(ctx); err != nil {
+	if err := h.refuseTracked(); err != nil {
 		return nil, err
 	}
 	root, err := folderfs.Open(abs)
@@ -103,17 +102,18 @@ func OpenHostRepo(ctx context.Context, git Git, dir string) (*HostRepo, error) {
 }
 
 // refuseTracked refuses a host repository (or staged copy) that the outer
-// folder's own git tracks.
-func (h *HostRepo) refuseTracked(ctx context.Context) error {
-	if !IsRepoRoot(h.outer) {
-		return nil
-	}
-	out, err := h.git.output(ctx, h.outer, "ls-files", "--", HostRepoDir, importDir)
+// folder's git tracks: a file under it, or an entry above it (a submodule
+// or a link at .asb or .asb/git), read from the index as every reader of
+// .asb/ does (folderfs.Local), without running git.
+func (h *HostRepo) refuseTracked() error {
+	t, err := folderfs.TrackedStateOf(h.outer)
 	if err != nil {
-		return nil //nolint:nilerr // not a repository git can read: nothing tracked
+		t = &folderfs.Tracked{Unknown: true}
 	}
-	if files := strings.Fields(string(out)); len(files) > 0 {
-		return fmt.Errorf("refused: the outer folder's git tracks %s (%s…): it came with the clone, from whoever pushed it, and asb's host repository must be asb's own; git rm -r --cached .asb, commit, then remove %s (asb makes it again)", HostRepoDir, files[0], HostRepoDir)
+	for _, rel := range []string{HostRepoDir, importDir} {
+		if t.Has(rel) {
+			return fmt.Errorf("refused: the outer folder's git tracks %s (or what holds it): it came with the clone, from whoever pushed it, and asb's host repository must be asb's own; git rm -r --cached .asb, commit, then remove %s (asb makes it again)", rel, rel)
+		}
 	}
 	return nil
 }

@@ -26,7 +26,8 @@ type Root struct {
 
 // Open opens the folder dir (which must exist) as a confined root. dir
 // itself may be reached through links (it is what the user typed); below it
-// nothing leaves it.
+// nothing leaves it. A folder whose own folders (OwnFolders) are links is
+// refused (*OwnLinkError).
 func Open(dir string) (*Root, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
@@ -34,6 +35,10 @@ func Open(dir string) (*Root, error) {
 	}
 	r, err := os.OpenRoot(abs)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkOwn(r); err != nil {
+		_ = r.Close()
 		return nil, err
 	}
 	return &Root{dir: abs, r: r}, nil

@@ -39,7 +39,8 @@ func (e *TrackedError) Is(target error) bool { return target == fs.ErrNotExist }
 type Tracked struct {
 	Index string `json:"index,omitempty"` // "" when the folder is in no repository
 	Stamp Stamp  `json:"stamp"`           // the index's
-	// State lists the tracked paths under .asb/, relative to the folder.
+	// State lists the tracked paths under .asb/ (and .asb itself, as a
+	// submodule's entry), relative to the folder.
 	State []string `json:"state,omitempty"`
 	// Top lists the tracked names at the folder's top (a folder's name
 	// when something under it is tracked). Not cached: only the trust
@@ -50,14 +51,17 @@ type Tracked struct {
 	Unknown bool `json:"unknown,omitempty"`
 }
 
-// Has reports whether the index tracks rel, a path under .asb/ (also
-// through a sparse index's folder entry).
+// Has reports whether the index tracks rel, a path under .asb/: rel
+// itself, a folder above it (a sparse index's folder entry, a submodule's
+// or a link's entry: what is under it came with the clone too), or, when
+// rel is a folder, anything under it.
 func (t *Tracked) Has(rel string) bool {
 	if t.Unknown {
 		return true
 	}
 	for _, p := range t.State {
-		if p == rel || strings.HasSuffix(p, "/") && strings.HasPrefix(rel, p) {
+		p = strings.TrimSuffix(p, "/")
+		if p == rel || strings.HasPrefix(rel, p+"/") || strings.HasPrefix(p, rel+"/") {
 			return true
 		}
 	}
@@ -189,7 +193,7 @@ func readIndex(repo Repo, st Stamp) (*Tracked, error) {
 		if !ok {
 			continue
 		}
-		if strings.HasPrefix(rel, StateDir+"/") {
+		if rel == StateDir || strings.HasPrefix(rel, StateDir+"/") {
 			t.State = append(t.State, rel)
 		}
 		top, _, _ := strings.Cut(rel, "/")

@@ -123,3 +123,42 @@ func TestLocal(t *testing.T) {
 		t.Errorf("no repository: %v", err)
 	}
 }
+
+// TestLocalUnderATrackedEntry: what a clone brings under .asb/ without a
+// tracked file of its own path is tracked too: below a link's entry
+// (.asb/git -> ../workspace/x), below a submodule's (a gitlink at .asb),
+// and a folder asked about with a tracked file under it.
+func TestLocalUnderATrackedEntry(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	const commit = "0123456789abcdef0123456789abcdef01234567"
+	cases := []struct {
+		name  string
+		entry []string // git update-index --cacheinfo
+		rel   string
+	}{
+		{"a link at .asb/git", []string{"120000,e69de29bb2d1d6434b8b29ae775ad8c2e48c5391,.asb/git"}, ".asb/git/config"},
+		{"a submodule at .asb", []string{"160000," + commit + ",.asb"}, ".asb/state.yaml"},
+		{"a submodule at .asb/warm", []string{"160000," + commit + ",.asb/warm"}, ".asb/warm/0a.rec"},
+		{"a file under the folder asked", []string{"100644,e69de29bb2d1d6434b8b29ae775ad8c2e48c5391,.asb/import/x/HEAD"}, ".asb/import"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			git(t, dir, "init", "-q")
+			if err := Local(dir, c.rel); err != nil {
+				t.Fatalf("nothing is tracked yet: %v", err)
+			}
+			for _, e := range c.entry {
+				git(t, dir, "update-index", "--add", "--cacheinfo", e)
+			}
+			if err := Local(dir, c.rel); !errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("Local(%s) with %s tracked = %v, want a TrackedError", c.rel, c.entry, err)
+			}
+			if err := Local(dir, ".asb/serve.json"); err != nil && c.name != "a submodule at .asb" {
+				t.Errorf("a file beside the entry: %v", err)
+			}
+		})
+	}
+}

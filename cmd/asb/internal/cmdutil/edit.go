@@ -2,11 +2,13 @@ package cmdutil
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
 
 	"github.com/agents-sandbox/asb/generator"
+	"github.com/agents-sandbox/asb/internal/folderfs"
 	"github.com/agents-sandbox/asb/outer"
 	"github.com/agents-sandbox/asb/runner"
 )
@@ -73,6 +75,9 @@ func KeepApproval(f *Factory, dir string) func() {
 // folder changed. A warm run, validate and the looking commands never walk.
 func CleanStaging(dir string, w io.Writer) int {
 	removed, err := generator.CleanStaging(dir)
+	if own := (*folderfs.OwnLinkError)(nil); errors.As(err, &own) {
+		return 0 // the command refuses the folder itself, saying why
+	}
 	if err != nil {
 		fmt.Fprintf(w, "asb: warning: could not remove the staging files a killed asb left: %v\n", err)
 		return 0
