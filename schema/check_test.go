@@ -262,6 +262,9 @@ func badCases() []badCase {
 		// --- the boundary: mounts ---
 		{name: "mount outer folder", files: sb(replace(goodSandbox, "bind: ./workspace", "bind: .")), want: "sandbox.yaml:7:11: error: mount \".\" is the outer folder itself"},
 		{name: "mount outer via ..", files: sb(replace(goodSandbox, "bind: ./workspace", "bind: ./workspace/..")), want: "sandbox.yaml:7:11: error: mount \"./workspace/..\" is the outer folder itself"},
+		{name: "mount the outer .git", files: map[string]string{"sandbox.yaml": replace(goodSandbox, "bind: ./workspace", "bind: ./.git"), ".git/config": "[core]\n"}, want: "sandbox.yaml:7:11: error: mount \"./.git\" is the outer folder's .git/ or a folder in it: not supported by asb, because the VM would write it and git on the host runs its hooks"},
+		{name: "mount in .asb", files: map[string]string{"sandbox.yaml": replace(goodSandbox, "bind: ./workspace", "bind: ./.asb/git"), ".asb/git/HEAD": "x\n"}, want: "sandbox.yaml:7:11: error: mount \"./.asb/git\" is the outer folder's .asb/ or a folder in it: not supported by asb"},
+		{name: "mount .task", files: map[string]string{"sandbox.yaml": replace(goodSandbox, "bind: ./workspace", "bind: ./.task"), ".task/checksum/x": "x\n"}, want: "sandbox.yaml:7:11: error: mount \"./.task\" is the outer folder's .task/"},
 		{name: "mount ancestor", files: sb(replace(goodSandbox, "bind: ./workspace", "bind: ..")), want: "sandbox.yaml:7:11: error: mount \"..\" holds the outer folder"},
 		{name: "mount root", files: sb(replace(goodSandbox, "bind: ./workspace", "bind: /")), want: "sandbox.yaml:7:11: error: mount \"/\" is the host's whole filesystem"},
 		{name: "mount home", files: sb(replace(goodSandbox, "bind: ./workspace", "bind: ~/")), want: "sandbox.yaml:7:11: error: mount \"~/\" holds your home folder $HOME"},

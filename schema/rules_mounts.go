@@ -8,13 +8,15 @@ import (
 	"path/filepath"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/agents-sandbox/asb/internal/folderfs"
 )
 
 // The mount policy: which host folders a VM may see, and where. A mount
 // must not hand the host over to the VM: not its system folders, not the
 // container engine (its socket is root on the host), not the outer folder
-// (secrets.env, and sandbox.yaml the VM could rewrite), not the user's
-// $HOME unless they say so. asb mount add and asb validate both apply it.
+// (secrets.env, and sandbox.yaml the VM could rewrite) nor its own folders
+// (.git, .asb, .task, .asb-base), not the user's $HOME unless they say so. asb mount add and asb validate both apply it.
 
 // HomeConsent is the comment that allows a mount of a folder under $HOME,
 // written beside its host path in sandbox.yaml (asb mount add --allow-home
@@ -79,7 +81,7 @@ func (m MountRules) HostFolder(host string, consent bool) *RuleError {
 		}
 	}
 	if Within(host, m.Dir) {
-		return nil
+		return ownFolder(m.Dir, host, fix)
 	}
 	for _, s := range hostSystem {
 		if Within(host, s) {
@@ -100,6 +102,27 @@ func (m MountRules) HostFolder(host string, consent bool) *RuleError {
 	}
 	return &RuleError{Value: host, Why: "is outside the outer folder (symlinks followed), and nothing says the VM may see it",
 		Fix: "mount a folder inside the outer folder, or, if you mean it, write the comment # " + HostConsent + " at the end of its line (asb mount add --allow-home writes it)"}
+}
+
+// ownWhy says, for each of the outer folder's own folders, what the VM
+// could do on the host by writing it: the outer repository's .git and
+// asb's (folderfs.OwnFolders).
+var ownWhy = map[string]string{
+	".git":            "git on the host runs its hooks and reads its config",
+	folderfs.StateDir: "it holds this machine's state: the host repository, the home volume's name, the secrets' key",
+	".task":           "go-task's checksums there decide whether the image is built again",
+	BaseDir:           "asb update and sync merge against it",
+}
+
+// ownFolder refuses host (inside the outer folder dir) when it is one of
+// the folder's own folders, or inside one.
+func ownFolder(dir, host, fix string) *RuleError {
+	for _, own := range append([]string{".git"}, folderfs.OwnFolders...) {
+		if Within(host, filepath.Join(dir, own)) {
+			return &RuleError{Value: host, Why: "is the outer folder's " + own + "/ or a folder in it: not supported by asb, because the VM would write it and " + ownWhy[own], Fix: fix}
+		}
+	}
+	return nil
 }
 
 // Consent is the comment that allows a bind of host (outside the outer
