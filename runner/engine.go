@@ -118,12 +118,17 @@ func FindBeside(name, env, need string, getenv func(string) string, self func() 
 
 // ExecEngine replaces this process with the engine running spec: the
 // terminal, signals and the exit code are the engine's own from here on.
+// A run that only looks gets no value of the environment (LookingEnv).
 func ExecEngine(path string, spec EngineSpec) error {
 	argv, err := EncodeSpec(spec)
 	if err != nil {
 		return err
 	}
-	err = syscall.Exec(path, argv, os.Environ())
+	env := os.Environ()
+	if spec.Looking() {
+		env = LookingEnv(env)
+	}
+	err = syscall.Exec(path, argv, env)
 	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOENT) {
 		return fmt.Errorf("run %s: not found", path)
 	}

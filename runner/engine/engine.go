@@ -85,7 +85,7 @@ func Run(ctx context.Context, spec runner.EngineSpec, stdio Stdio) (err error) {
 			err = redactedError{err: err, msg: redact(err.Error(), secrets)}
 		}
 	}()
-	looking := spec.List || spec.Summary != "" || spec.Dry
+	looking := spec.Looking()
 	if looking {
 		var flush func()
 		if stdio, secrets, flush, err = lookingIO(spec, stdio); err != nil {
