@@ -25,6 +25,27 @@ const CertsDir = "toolchain/certs"
 // machine). Other *.crt files there are the team's and are left alone.
 const HostCertPrefix = "host-"
 
+// IsHostCert reports whether rel (relative to the outer folder) is a copy
+// SyncCerts makes of this machine's CA: toolchain/certs/host-<16 hex
+// digits of its fingerprint>.crt, nothing under a subfolder, no other
+// name. Such a file is outside the trust set because SyncCerts replaces or
+// removes it before every build, whatever a commit put there; any other
+// file under toolchain/, host-team/evil.crt included, goes into the image
+// only as approved.
+func IsHostCert(rel string) bool {
+	name, ok := strings.CutPrefix(rel, CertsDir+"/"+HostCertPrefix)
+	fp, crt := strings.CutSuffix(name, ".crt")
+	if !ok || !crt || len(fp) != 16 {
+		return false
+	}
+	for _, c := range fp {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
 // CertsSync is what SyncCerts changed.
 type CertsSync struct {
 	Added, Removed, Kept []string // file names under CertsDir
@@ -54,7 +75,7 @@ func SyncCerts(dir string, cas []host.CA) (CertsSync, error) {
 	}
 	for _, e := range entries {
 		name := e.Name()
-		if !strings.HasPrefix(name, HostCertPrefix) || !strings.HasSuffix(name, ".crt") || want[name] != nil {
+		if !IsHostCert(CertsDir+"/"+name) || want[name] != nil {
 			continue
 		}
 		if err := root.Remove(CertsDir + "/" + name); err != nil && !errors.Is(err, fs.ErrNotExist) {

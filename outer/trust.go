@@ -72,7 +72,7 @@ func (sc trustScope) has(rel string) bool {
 	case !nested:
 		return !slices.Contains(untrusted, rel)
 	case top == toolchainDir:
-		return !strings.HasPrefix(rel, CertsDir+"/"+HostCertPrefix)
+		return !IsHostCert(rel)
 	}
 	return rest != "" && slices.Contains(sc.agentDirs, top)
 }
@@ -105,8 +105,12 @@ func readTrustSet(dir string, sc trustScope) (*TrustSet, *stamps, error) {
 	st.add(".")
 	for _, e := range entries {
 		name := e.Name()
+		tree := name == toolchainDir || slices.Contains(sc.agentDirs, name)
 		switch {
-		case e.IsDir() && (name == toolchainDir || slices.Contains(sc.agentDirs, name)):
+		case tree && e.Type()&fs.ModeSymlink != 0:
+			target, _ := root.Readlink(name)
+			return nil, nil, fmt.Errorf("not supported by asb: %s is a link (to %s): the set you approve holds what is under %s/ itself, and through a link what it leads to would change after your approval unseen; make it the folder (git mv the folder it leads to in its place)", name, target, name)
+		case tree && e.IsDir():
 			if err := s.readTree(root, name, sc, st); err != nil {
 				return nil, nil, err
 			}
