@@ -253,7 +253,8 @@ func dirExists(p string) bool {
 // record puts asb.yaml into the plan with what is known only now: asb's
 // version, and where workspace/ comes from: what the local folder the
 // user typed gave (origin), else the origin of the clone of --workspace or
-// of a repository already in workspace/. A path of this machine is never
+// of a repository already in workspace/ (only while the record names no
+// remote: a recorded one is kept). A path of this machine is never
 // recorded as the origin (a teammate's sync would refuse it): that
 // workspace is local, not shared, as an earlier record may say already.
 func (o *Options) record(ctx context.Context, p *prepared, clone string, origin *schema.WorkspaceOrigin) error {
@@ -262,16 +263,25 @@ func (o *Options) record(ctx context.Context, p *prepared, clone string, origin 
 		ws = filepath.Join(p.dir, "workspace")
 	}
 	rec := &schema.Record{Asb: o.Version}
+	old, oldErr := schema.ReadRecord(p.dir)
 	switch got, ok := runner.ReadOrigin(ws); {
 	case origin != nil:
 		rec.Workspace = *origin
+	case clone == "" && oldErr == nil && old.Workspace.URL != "":
+		// Recorded already: kept. workspace/.git is the VM's to write, and
+		// what it says now is not an answer of the user's.
+		rec.Workspace = old.Workspace
+		if ok && got.URL != old.Workspace.URL {
+			fmt.Fprintf(o.IO.ErrOut, "asb: workspace/'s origin is now %s; %s keeps %s (the VM can write workspace/.git): edit %s to change it\n",
+				got.URL, schema.RecordFile, old.Workspace.URL, schema.RecordFile)
+		}
 	case ok && schema.CheckRecordedOrigin(got.URL) == nil:
 		rec.Workspace = got
 	case ok:
 		got.URL, got.Local = "", schema.LocalCheckout
 		rec.Workspace = got
 	default:
-		if old, err := schema.ReadRecord(p.dir); err == nil && old.Workspace.Local != "" {
+		if oldErr == nil && old.Workspace.Local != "" {
 			rec.Workspace = old.Workspace // still local: no remote since
 		}
 	}
