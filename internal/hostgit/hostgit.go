@@ -52,6 +52,13 @@ var options = []string{
 	// $XDG_CONFIG_HOME/git even without a global config).
 	"-c", "core.attributesFile=" + os.DevNull,
 	"-c", "core.excludesFile=" + os.DevNull,
+	// No attributes from a tree either: git 2.43.0 reads a bare
+	// repository's from HEAD:.gitattributes (reverted later), and the VM
+	// sets the host repository's HEAD; `* -diff` there would show a session's
+	// diff as "Binary files differ". A tree-ish that does not resolve
+	// (the empty tree's SHA-1 name, in a SHA-256 repository) is ignored
+	// alike: no tree's attributes. Older git ignores the key.
+	"-c", "attr.tree=4b825dc642cb6eb9a060e54bf8d69288fbee4904",
 	"-c", "submodule.recurse=false",
 	"-c", "diff.ignoreSubmodules=all",
 	"-c", "gc.auto=0",
