@@ -115,14 +115,27 @@ var ownWhy = map[string]string{
 }
 
 // ownFolder refuses host (inside the outer folder dir) when it is one of
-// the folder's own folders, or inside one.
+// the folder's own folders, or inside one; a session's checkout
+// (.asb/sessions/NAME/workspace), the tree its VM writes, is not asb's
+// state but the session's workspace/.
 func ownFolder(dir, host, fix string) *RuleError {
 	for _, own := range append([]string{".git"}, folderfs.OwnFolders...) {
-		if Within(host, filepath.Join(dir, own)) {
+		if Within(host, filepath.Join(dir, own)) && !sessionCheckout(dir, host) {
 			return &RuleError{Value: host, Why: "is the outer folder's " + own + "/ or a folder in it: not supported by asb, because the VM would write it and " + ownWhy[own], Fix: fix}
 		}
 	}
 	return nil
+}
+
+// sessionCheckout reports whether host is a session's checkout, or a
+// folder in one.
+func sessionCheckout(dir, host string) bool {
+	rel, err := filepath.Rel(filepath.Join(dir, filepath.FromSlash(SessionsDir)), host)
+	if err != nil {
+		return false
+	}
+	name, rest, _ := strings.Cut(filepath.ToSlash(rel), "/")
+	return name != ".." && SessionName(name) == nil && (rest == "workspace" || strings.HasPrefix(rest, "workspace/"))
 }
 
 // Consent is the comment that allows a bind of host (outside the outer
