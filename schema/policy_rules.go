@@ -111,9 +111,9 @@ func (p *Policy) SecretHost(secret, host string) *PolicyRefusal {
 	return nil
 }
 
-// Image is the rule of images_from for an image reference (a base image
-// of toolchain/Dockerfile, sandbox.yaml's image), compared in full form
-// too (debian:trixie-slim is docker.io/library/debian:trixie-slim).
+// Image is the rule of images_from for an image reference (one that
+// toolchain/Dockerfile's build pulls, sandbox.yaml's image), compared in
+// full form too (debian:trixie-slim is docker.io/library/debian:trixie-slim).
 func (p *Policy) Image(ref string) *PolicyRefusal {
 	for _, l := range p.layers() {
 		if l.ImagesFrom != nil && !slices.ContainsFunc(l.ImagesFrom, func(pre string) bool { return ImageFrom(pre, ref) }) {
@@ -125,8 +125,13 @@ func (p *Policy) Image(ref string) *PolicyRefusal {
 }
 
 // ImageFrom reports whether ref comes from prefix (a registry, a
-// repository or a whole reference).
+// repository or a whole reference). A ref with a $ left in it (an ARG
+// without a default) comes from nowhere: what it expands to could name
+// another registry (debian${X} with X=.evil.example/x).
 func ImageFrom(prefix, ref string) bool {
+	if strings.Contains(ref, "$") {
+		return false
+	}
 	for _, r := range []string{ref, FullImageRef(ref)} {
 		for _, pre := range []string{prefix, FullImageRef(prefix)} {
 			if r == pre || strings.HasPrefix(r, pre) && (strings.HasSuffix(pre, "/") || strings.ContainsRune("/:@", rune(r[len(pre)]))) {

@@ -100,6 +100,9 @@ func TestPolicyRulesValues(t *testing.T) {
 		{"registry.example.com", "registry.example.com.evil.net/img:1", false},
 		{"localhost/debian", "localhost/debian:trixie-slim", true},
 		{"docker.io/library/debian", "${BASE}", false},
+		// What a $ left in expands to is unknown: here another registry.
+		{"docker.io/library/", "debian${X}", false},
+		{"docker.io/", "$X/evil:1", false},
 	} {
 		if got := schema.ImageFrom(c.prefix, c.ref); got != c.ok {
 			t.Errorf("ImageFrom(%q, %q) = %v", c.prefix, c.ref, got)
