@@ -3,15 +3,14 @@ package schema
 import (
 	"fmt"
 	"sort"
-	"strings"
 
 	"go.yaml.in/yaml/v3"
 )
 
 // checkPolicy applies the policy in force (CheckOptions.Policy) to what
 // the folder declares: sandbox.yaml's network, mounts, ports, image, CPUs
-// and memory, secrets.yaml's hosts, the base images of toolchain/
-// Dockerfile and the disks of the Taskfile. The Taskfile's commands are
+// and memory, secrets.yaml's hosts, the images toolchain/Dockerfile's
+// build may pull and the disks of the Taskfile. The Taskfile's commands are
 // code, which approval (asb trust) covers, not the policy.
 func (c *checker) checkPolicy() {
 	p := c.opts.Policy
@@ -105,9 +104,9 @@ func (c *checker) policyResources(p *Policy) {
 	}
 }
 
-// policyImages judges the base images of toolchain/Dockerfile and
-// sandbox.yaml's image, unless that is the one asb builds from toolchain/
-// (the Taskfile's IMAGE).
+// policyImages judges every image toolchain/Dockerfile's build may pull
+// (BaseImages) and sandbox.yaml's image, unless that is the one asb builds
+// from toolchain/ (the Taskfile's IMAGE).
 func (c *checker) policyImages(p *Policy) {
 	vars := c.taskVars()
 	if c.sb != nil && c.sb.Image != "" && c.sb.Image != vars["IMAGE"] {
@@ -117,9 +116,9 @@ func (c *checker) policyImages(p *Policy) {
 	if err != nil || !ok {
 		return
 	}
-	for _, ref := range BaseImages(string(data)) {
-		if r := p.Image(ref.Ref); r != nil {
-			c.add(Problem{File: DockerfilePath, Line: ref.Line, Severity: SeverityError, Field: "FROM", Msg: r.Error(), Fix: r.Fix})
+	for _, img := range BaseImages(string(data)) {
+		if r := p.Image(img.Ref); r != nil {
+			c.add(Problem{File: DockerfilePath, Line: img.Line, Severity: SeverityError, Field: img.Via, Msg: r.Error(), Fix: r.Fix})
 		}
 	}
 }
@@ -143,58 +142,6 @@ func (c *checker) policyDisks(p *Policy) {
 			c.policy(TaskfileFile, nodes[l.Key], "vars."+l.Key, p.Disk(l.Name, v))
 		}
 	}
-}
-
-// DockerfilePath is the image's recipe.
-const DockerfilePath = "toolchain/Dockerfile"
-
-// BaseImage is one image a Dockerfile builds on, and its line.
-type BaseImage struct {
-	Ref  string
-	Line int
-}
-
-var (
-	dockerArgRe  = lazyRegexp(`(?i)^\s*ARG\s+([A-Za-z_][A-Za-z0-9_]*)(?:=(\S*))?\s*$`)
-	dockerFromRe = lazyRegexp(`(?i)^\s*FROM\s+(?:--\S+\s+)*(\S+)(?:\s+AS\s+(\S+))?\s*$`)
-	dockerVarRe  = lazyRegexp(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)`)
-)
-
-// BaseImages lists the images of a Dockerfile's FROM lines, with the
-// defaults of the ARGs before them filled in; a stage built earlier, and
-// scratch, are no image. An ARG without a default stays as written (no
-// prefix matches it, so the policy refuses what it cannot tell).
-func BaseImages(dockerfile string) []BaseImage {
-	args, stages := map[string]string{}, map[string]bool{}
-	var out []BaseImage
-	for i, line := range strings.Split(dockerfile, "\n") {
-		if m := dockerArgRe().FindStringSubmatch(line); m != nil {
-			if _, set := args[m[1]]; !set && m[2] != "" {
-				args[m[1]] = strings.Trim(m[2], `"'`)
-			}
-			continue
-		}
-		m := dockerFromRe().FindStringSubmatch(line)
-		if m == nil {
-			continue
-		}
-		ref := dockerVarRe().ReplaceAllStringFunc(m[1], func(v string) string {
-			name := strings.Trim(v, "${}")
-			if val, ok := args[name]; ok {
-				return val
-			}
-			return v
-		})
-		earlier := stages[strings.ToLower(ref)]
-		if m[2] != "" {
-			stages[strings.ToLower(m[2])] = true
-		}
-		if strings.EqualFold(ref, "scratch") || earlier {
-			continue
-		}
-		out = append(out, BaseImage{Ref: ref, Line: i + 1})
-	}
-	return out
 }
 
 // taskVars are the Taskfile's plain vars.
