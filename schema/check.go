@@ -78,6 +78,9 @@ type checker struct {
 	secRoot *yaml.Node
 	envFile map[string]bool // names given a non-empty value in secrets.env
 	agents  []Agent
+
+	df          *dockerfileRead // toolchain/Dockerfile as read, once
+	toolchainOK bool            // checkToolchain has run
 }
 
 func newChecker(dir string, opts CheckOptions) *checker {
@@ -168,6 +171,7 @@ func (c *checker) run() {
 		c.checkSecrets()
 	}
 	c.checkTaskfile()
+	c.checkToolchain()
 	c.checkPolicy()
 }
 

@@ -106,17 +106,21 @@ func (c *checker) policyResources(p *Policy) {
 
 // policyImages judges every image toolchain/Dockerfile's build may pull
 // (BaseImages) and sandbox.yaml's image, unless that is the one asb builds
-// from toolchain/ (the Taskfile's IMAGE).
+// from toolchain/ (the Taskfile's IMAGE). What of toolchain/ asb cannot
+// judge (checkToolchain) is refused where images_from is set.
 func (c *checker) policyImages(p *Policy) {
 	vars := c.taskVars()
 	if c.sb != nil && c.sb.Image != "" && c.sb.Image != vars["IMAGE"] {
 		c.policy(SandboxFile, c.sbNode("image"), "image", p.Image(c.sb.Image))
 	}
-	data, ok, err := c.read(DockerfilePath)
-	if err != nil || !ok {
+	if !p.JudgesImages() {
 		return
 	}
-	for _, img := range BaseImages(string(data)) {
+	c.checkToolchain()
+	for _, img := range c.dockerfile().images {
+		if img.Via == viaSyntax {
+			continue // refused by checkToolchain whatever the image
+		}
 		if r := p.Image(img.Ref); r != nil {
 			c.add(Problem{File: DockerfilePath, Line: img.Line, Severity: SeverityError, Field: img.Via, Msg: r.Error(), Fix: r.Fix})
 		}

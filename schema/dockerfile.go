@@ -2,6 +2,7 @@ package schema
 
 import (
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -33,9 +34,11 @@ const viaSyntax = "# syntax"
 // and an image either pulls is listed.
 func BaseImages(dockerfile string) []BaseImage { return readDockerfile(dockerfile).images }
 
-// dockerfileRead is what asb reads of a Dockerfile: its images.
+// dockerfileRead is what asb reads of a Dockerfile: its images, and what
+// of it asb does not support (a syntax directive).
 type dockerfileRead struct {
-	images []BaseImage
+	images      []BaseImage
+	unsupported []Problem
 }
 
 var (
@@ -53,7 +56,7 @@ func readDockerfile(src string) dockerfileRead {
 		lines[i] = strings.TrimSuffix(lines[i], "\r")
 	}
 	var r dockerfileRead
-	r.frontends(lines)
+	r.frontends(src, lines)
 	esc := byte('\\')
 	for _, l := range lines {
 		if m := dockerEscapeRe().FindStringSubmatch(l); m != nil && m[1] == "`" {
@@ -85,12 +88,23 @@ func readDockerfile(src string) dockerfileRead {
 }
 
 // frontends finds a syntax directive on any line (BuildKit also reads one
-// after a #! line, and as // syntax=): BuildKit pulls and runs that image.
-func (r *dockerfileRead) frontends(lines []string) {
+// after a #! line, and as // syntax=), and a Dockerfile in JSON form,
+// whose "syntax" key BuildKit reads too.
+func (r *dockerfileRead) frontends(src string, lines []string) {
+	if strings.HasPrefix(strings.TrimSpace(src), "{") {
+		r.unsupported = append(r.unsupported, Problem{File: DockerfilePath, Line: 1, Severity: SeverityError,
+			Msg: "not supported by asb: a Dockerfile in JSON form, because docker's BuildKit pulls and runs the frontend image its syntax key names, which asb does not judge",
+			Fix: "write toolchain/Dockerfile as Dockerfile instructions"})
+	}
 	for i, l := range lines {
-		if m := dockerSyntaxRe().FindStringSubmatch(l); m != nil {
-			r.images = append(r.images, BaseImage{Ref: m[1], Line: i + 1, Via: viaSyntax})
+		m := dockerSyntaxRe().FindStringSubmatch(l)
+		if m == nil {
+			continue
 		}
+		r.images = append(r.images, BaseImage{Ref: m[1], Line: i + 1, Via: viaSyntax})
+		r.unsupported = append(r.unsupported, Problem{File: DockerfilePath, Line: i + 1, Severity: SeverityError, Field: viaSyntax,
+			Msg: "not supported by asb: the syntax directive " + strconv.Quote(m[1]) + ", because docker's BuildKit pulls that image and runs it as the frontend that reads the file: code from a registry that images_from does not judge",
+			Fix: "remove the line: docker and podman build the file with their own Dockerfile frontend"})
 	}
 }
 

@@ -53,3 +53,55 @@ func TestBaseImages(t *testing.T) {
 		}
 	}
 }
+
+// validate refuses what of toolchain/ asb cannot judge, policy or none;
+// the policy's door (CheckPolicy) refuses it and judges every image when
+// images_from is set.
+func TestCheckToolchain(t *testing.T) {
+	layer, probs := schema.ParsePolicy("policy.yaml", []byte("images_from: [docker.io/library/debian]\n"))
+	if len(probs) > 0 {
+		t.Fatal(probs)
+	}
+	pol := &schema.Policy{Layers: []*schema.PolicyLayer{layer}}
+	const df = "ARG BASE_IMAGE=debian:trixie-slim\nFROM ${BASE_IMAGE}\n"
+	for _, c := range []struct {
+		name   string
+		files  map[string]string
+		always []string // CheckDir without a policy
+		policy []string // CheckPolicy with images_from
+	}{
+		{"good", map[string]string{"toolchain/Dockerfile": df}, nil, nil},
+		{"syntax", map[string]string{"toolchain/Dockerfile": "# syntax=docker/dockerfile:1\n" + df},
+			[]string{`toolchain/Dockerfile:1: error: not supported by asb: the syntax directive "docker/dockerfile:1", because docker's BuildKit pulls`},
+			[]string{`toolchain/Dockerfile:1: error: not supported by asb: the syntax directive`}},
+		{"JSON", map[string]string{"toolchain/Dockerfile": `{"syntax": "evil.example/f:1"}`},
+			[]string{"toolchain/Dockerfile:1: error: not supported by asb: a Dockerfile in JSON form"},
+			[]string{"toolchain/Dockerfile:1: error: not supported by asb: a Dockerfile in JSON form"}},
+		{"Containerfile", map[string]string{"toolchain/Dockerfile": df, "toolchain/Containerfile": "FROM evil.example/x:1\n"},
+			[]string{"toolchain/Containerfile: error: not supported by asb: toolchain/Containerfile, because a builder may build it instead"},
+			[]string{"toolchain/Containerfile: error: not supported by asb"}},
+		{"dockerfile", map[string]string{"toolchain/dockerfile": "FROM evil.example/x:1\n"},
+			[]string{"toolchain/dockerfile: error: not supported by asb: toolchain/dockerfile"},
+			[]string{"toolchain/dockerfile: error: not supported by asb"}},
+		{"images", map[string]string{"toolchain/Dockerfile": df + "ARG BASE_IMAGE=x\nCOPY --from=evil.example/c:1 /a /b\nRUN --mount=from=debian:trixie,target=/m true\n"},
+			nil, []string{"toolchain/Dockerfile:4: error: the image evil.example/c:1 is not allowed by your policy policy.yaml:1"}},
+		{"ARG twice", map[string]string{"toolchain/Dockerfile": "ARG BASE_IMAGE=debian:trixie-slim\nARG BASE_IMAGE=evil.example/x:1\nFROM ${BASE_IMAGE}\n"},
+			nil, []string{"toolchain/Dockerfile:3: error: the image evil.example/x:1 is not allowed"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			c.files["Taskfile.yml"] = "version: '3'\nvars:\n  IMAGE: p:opencode-latest\n"
+			dir := folder(t, c.files)
+			assertProblems(t, schema.CheckDir(dir, schema.CheckOptions{Getenv: envWith("OPENCODE_API_KEY"), Tracked: noGit}), c.always...)
+			assertProblems(t, schema.CheckPolicy(dir, schema.CheckOptions{Getenv: envWith("OPENCODE_API_KEY"), Policy: pol}), c.policy...)
+			// With the policy, validate reports each problem once.
+			all := schema.CheckDir(dir, schema.CheckOptions{Getenv: envWith("OPENCODE_API_KEY"), Tracked: noGit, Policy: pol})
+			want := len(c.policy)
+			if len(c.always) > len(c.policy) {
+				want = len(c.always)
+			}
+			if len(all) != want {
+				t.Errorf("CheckDir with the policy: %d problems, want %d: %v", len(all), want, all)
+			}
+		})
+	}
+}

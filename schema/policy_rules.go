@@ -124,6 +124,11 @@ func (p *Policy) Image(ref string) *PolicyRefusal {
 	return nil
 }
 
+// JudgesImages reports whether a layer sets images_from.
+func (p *Policy) JudgesImages() bool {
+	return slices.ContainsFunc(p.layers(), func(l *PolicyLayer) bool { return l.ImagesFrom != nil })
+}
+
 // ImageFrom reports whether ref comes from prefix (a registry, a
 // repository or a whole reference). A ref with a $ left in it (an ARG
 // without a default) comes from nowhere: what it expands to could name
