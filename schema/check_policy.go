@@ -118,9 +118,6 @@ func (c *checker) policyImages(p *Policy) {
 	}
 	c.checkToolchain()
 	for _, img := range c.dockerfile().images {
-		if img.Via == viaSyntax {
-			continue // refused by checkToolchain whatever the image
-		}
 		if r := p.Image(img.Ref); r != nil {
 			c.add(Problem{File: DockerfilePath, Line: img.Line, Severity: SeverityError, Field: img.Via, Msg: r.Error(), Fix: r.Fix})
 		}

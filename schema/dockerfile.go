@@ -2,7 +2,6 @@ package schema
 
 import (
 	"sort"
-	"strconv"
 	"strings"
 )
 
@@ -88,8 +87,10 @@ func readDockerfile(src string) dockerfileRead {
 }
 
 // frontends finds a syntax directive on any line (BuildKit also reads one
-// after a #! line, and as // syntax=), and a Dockerfile in JSON form,
-// whose "syntax" key BuildKit reads too.
+// after a #! line, and as // syntax=): BuildKit pulls and runs that image
+// as the frontend that reads the file. A Dockerfile in JSON form, whose
+// "syntax" key BuildKit reads too, is refused: asb does not read JSON
+// Dockerfiles.
 func (r *dockerfileRead) frontends(src string, lines []string) {
 	if strings.HasPrefix(strings.TrimSpace(src), "{") {
 		r.unsupported = append(r.unsupported, Problem{File: DockerfilePath, Line: 1, Severity: SeverityError,
@@ -101,10 +102,9 @@ func (r *dockerfileRead) frontends(src string, lines []string) {
 		if m == nil {
 			continue
 		}
+		// An image like any other: images_from judges it, the grants show
+		// it. (A user's own `# syntax=docker/dockerfile:1` is common.)
 		r.images = append(r.images, BaseImage{Ref: m[1], Line: i + 1, Via: viaSyntax})
-		r.unsupported = append(r.unsupported, Problem{File: DockerfilePath, Line: i + 1, Severity: SeverityError, Field: viaSyntax,
-			Msg: "not supported by asb: the syntax directive " + strconv.Quote(m[1]) + ", because docker's BuildKit pulls that image and runs it as the frontend that reads the file: code from a registry that images_from does not judge",
-			Fix: "remove the line: docker and podman build the file with their own Dockerfile frontend"})
 	}
 }
 
