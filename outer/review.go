@@ -6,6 +6,7 @@ import (
 	"io"
 	"maps"
 	"sort"
+	"strings"
 
 	"github.com/agents-sandbox/asb/generator"
 	"github.com/agents-sandbox/asb/internal/folderfs"
@@ -23,10 +24,11 @@ import (
 // reviewDir holds the records, one per tree.
 const reviewDir = ".asb/review"
 
-// Review limits: what asb walks of a folder entry, and reads of a file.
-const (
-	maxReviewEntries = 2000
-	maxReviewHash    = 64 << 20
+// Review limits: what asb walks of a folder entry, and reads of a file
+// (variables: tests lower them).
+var (
+	maxReviewEntries       = 2000
+	maxReviewHash    int64 = 64 << 20
 )
 
 // HostRunChange is a file of the table that changed since the last review.
@@ -126,26 +128,38 @@ func PrintHostRun(w io.Writer, where string, changes []HostRunChange) {
 // compareReview lists what differs between last and now, by path.
 func compareReview(last, now map[string]reviewed, table schema.HostRunTable) []HostRunChange {
 	var out []HostRunChange
-	add := func(p, change string) {
+	add := func(p, change string, v reviewed) {
 		e, _ := table.Match(p, false)
-		out = append(out, HostRunChange{Path: p, Change: change, Why: e.Why})
+		out = append(out, HostRunChange{Path: p, Change: change, Why: e.Why + whyNot(v)})
 	}
 	for p, v := range now {
 		w, ok := last[p]
 		switch {
 		case !ok:
-			add(p, "new")
+			add(p, "new", v)
 		case w.Kind != v.Kind || w.Target != v.Target || w.SHA256 != v.SHA256:
-			add(p, "changed")
+			add(p, "changed", v)
 		}
 	}
 	for p := range last {
 		if _, ok := now[p]; !ok {
-			add(p, "removed")
+			add(p, "removed", reviewed{})
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
 	return out
+}
+
+// whyNot says why asb did not read the file of v: it is listed whenever
+// it is written, so the user looks at what asb could not.
+func whyNot(v reviewed) string {
+	switch {
+	case strings.HasPrefix(v.SHA256, hashLarge):
+		return fmt.Sprintf("; over %d MiB, too large to read: listed whenever it is written, look at it yourself", maxReviewHash>>20)
+	case strings.HasPrefix(v.SHA256, hashUnreadable):
+		return "; asb could not read it: listed whenever it is written, look at it yourself"
+	}
+	return ""
 }
 
 // writeReview writes a record (under .asb/, through the folder's root).

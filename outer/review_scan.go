@@ -3,10 +3,12 @@ package outer
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"io"
 	"io/fs"
 	"os"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -98,22 +100,52 @@ func (s *scanner) content(name string, fi fs.FileInfo, v reviewed) reviewed {
 		v.SHA256, v.Stamp = was.SHA256, stamp
 		return v
 	}
-	v.SHA256 = s.hash(name)
+	v.SHA256 = s.hash(name, stamp)
 	if !stamp.Since(s.start - racyNs) {
 		v.Stamp = stamp
 	}
 	return v
 }
 
-// hash is the hex SHA-256 of the file name, up to maxReviewHash bytes.
-func (s *scanner) hash(name string) string {
+// Prefixes of a hash made from a file's stamp rather than its content
+// (stampHash): such a file is listed whenever it is written.
+const (
+	hashLarge      = "large:"      // over maxReviewHash: never judged by a prefix
+	hashUnreadable = "unreadable:" // it could not be read
+)
+
+// hash is the hex SHA-256 of the file name (stamped stamp), or a hash of
+// its stamp when it is too large or cannot be read.
+func (s *scanner) hash(name string, stamp folderfs.Stamp) string {
+	if stamp.Size > maxReviewHash {
+		return s.stampHash(hashLarge, stamp)
+	}
 	f, err := s.root.Open(name)
 	if err != nil {
-		return ""
+		return s.stampHash(hashUnreadable, stamp)
 	}
 	defer f.Close()
 	reviewReads.Add(1)
 	h := sha256.New()
-	_, _ = io.Copy(h, io.LimitReader(f, maxReviewHash))
+	n, err := io.Copy(h, io.LimitReader(f, maxReviewHash+1))
+	switch {
+	case err != nil:
+		return s.stampHash(hashUnreadable, stamp)
+	case n > maxReviewHash: // it grew since its stamp
+		return s.stampHash(hashLarge, stamp)
+	}
 	return hex.EncodeToString(h.Sum(nil))
+}
+
+// stampHash stands for the content of a file asb does not read: its stamp,
+// so that any write lists it. A racy stamp might not show the next write:
+// its hash then also holds the scan's time and matches no later one (the
+// file is listed again, rather than a write missed).
+func (s *scanner) stampHash(prefix string, stamp folderfs.Stamp) string {
+	raw, _ := json.Marshal(stamp)
+	if stamp.Since(s.start - racyNs) {
+		raw = strconv.AppendInt(raw, s.start, 10)
+	}
+	sum := sha256.Sum256(raw)
+	return prefix + hex.EncodeToString(sum[:])
 }

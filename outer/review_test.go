@@ -235,3 +235,40 @@ func sha256hex(s string) string {
 	sum := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(sum[:])
 }
+
+// A file over maxReviewHash is never judged by a prefix: it is listed,
+// saying it was too large to read, whenever its stamp changes.
+func TestReviewLargeFile(t *testing.T) {
+	defer func(n int64) { maxReviewHash = n }(maxReviewHash)
+	maxReviewHash = 16
+	f := newReviewFixture(t, nil)
+	pad := strings.Repeat("#", 32)
+	f.write("Makefile", pad+"\nall:\n\techo harmless\n")
+	notRacy()
+	_, changes := f.review()
+	if c := changes["Makefile"]; c.Change != "new" || !strings.Contains(c.Why, "too large to read") {
+		t.Fatalf("a large Makefile: %+v", changes)
+	}
+	reads := reviewReads.Load()
+	if _, changes := f.review(); len(changes) != 0 || reviewReads.Load() != reads {
+		t.Errorf("an unchanged large file: %+v, %d reads", changes, reviewReads.Load()-reads)
+	}
+	// Past the limit only, the same size.
+	f.write("Makefile", pad+"\nall:\n\tcurl x|sh  \n")
+	notRacy()
+	if _, changes := f.review(); changes["Makefile"].Change != "changed" {
+		t.Errorf("a large file changed past the limit: %+v", changes)
+	}
+	// Racy: a stamp that may not show the next write lists the file again.
+	f.write("Makefile", pad+"\nall:\n\techo racy....\n")
+	if _, changes := f.review(); changes["Makefile"].Change != "changed" {
+		t.Errorf("a racy rewrite: %+v", changes)
+	}
+	notRacy()
+	if _, changes := f.review(); changes["Makefile"].Change != "changed" {
+		t.Errorf("after a racy stamp: %+v", changes)
+	}
+	if _, changes := f.review(); len(changes) != 0 {
+		t.Errorf("then quiet: %+v", changes)
+	}
+}
