@@ -129,8 +129,11 @@ func PrintHostRun(w io.Writer, where string, changes []HostRunChange) {
 func compareReview(last, now map[string]reviewed, table schema.HostRunTable) []HostRunChange {
 	var out []HostRunChange
 	add := func(p, change string, v reviewed) {
-		e, _ := table.Match(p, false)
-		out = append(out, HostRunChange{Path: p, Change: change, Why: e.Why + whyNot(v)})
+		e, ok := table.Match(p, false)
+		if !ok { // a folder of the table made a link
+			e, _ = table.Match(p+"/", false)
+		}
+		out = append(out, HostRunChange{Path: p, Change: change, Why: e.Why + reviewNote(v)})
 	}
 	for p, v := range now {
 		w, ok := last[p]
@@ -150,16 +153,21 @@ func compareReview(last, now map[string]reviewed, table schema.HostRunTable) []H
 	return out
 }
 
-// whyNot says why asb did not read the file of v: it is listed whenever
-// it is written, so the user looks at what asb could not.
-func whyNot(v reviewed) string {
+// reviewNote is what the list adds to why of v: the link it is, and that
+// asb did not read the file (listed whenever it is written, so the user
+// looks at what asb could not).
+func reviewNote(v reviewed) string {
+	note := ""
+	if v.Kind == "link" {
+		note = "; a link to " + v.Target
+	}
 	switch {
 	case strings.HasPrefix(v.SHA256, hashLarge):
-		return fmt.Sprintf("; over %d MiB, too large to read: listed whenever it is written, look at it yourself", maxReviewHash>>20)
+		note += fmt.Sprintf("; over %d MiB, too large to read: listed whenever it is written, look at it yourself", maxReviewHash>>20)
 	case strings.HasPrefix(v.SHA256, hashUnreadable):
-		return "; asb could not read it: listed whenever it is written, look at it yourself"
+		note += "; asb could not read it: listed whenever it is written, look at it yourself"
 	}
-	return ""
+	return note
 }
 
 // writeReview writes a record (under .asb/, through the folder's root).

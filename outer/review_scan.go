@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"sort"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -25,6 +26,10 @@ var reviewReads atomic.Int64
 type scanner struct {
 	root      *os.Root
 	last, out map[string]reviewed
+	// left is how many more entries the walk of a table folder may look
+	// at; seen, the folders it walked (device and inode).
+	left int
+	seen map[[2]uint64]bool
 	// start is when the scan began (UnixNano): a file stamped after
 	// start less racyNs keeps no stamp in the record, as its next write
 	// might not change it; the next scan reads it again.
@@ -50,42 +55,77 @@ func scanHostRun(r *folderfs.Root, tree string, table schema.HostRunTable, last 
 		if err != nil {
 			continue
 		}
-		if strings.HasSuffix(e.Path, "/") && fi.IsDir() {
-			s.walk(name)
-			continue
-		}
-		s.describe(name, fi)
+		s.left, s.seen = maxReviewEntries, map[[2]uint64]bool{}
+		s.entry(name, fi, strings.HasSuffix(e.Path, "/"))
 	}
 	return out, nil
 }
 
-// walk describes the files under the folder name (links are not
-// followed), up to maxReviewEntries.
-func (s *scanner) walk(name string) {
-	n := 0
-	_ = fs.WalkDir(s.root.FS(), name, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return nil //nolint:nilerr // an unreadable part: what can be read is reviewed
-		}
-		if n++; n > maxReviewEntries {
-			return fs.SkipAll
-		}
-		if fi, err := d.Info(); err == nil {
-			s.describe(p, fi)
-		}
-		return nil
-	})
-}
-
-// describe adds the entry of a file or link (fi: its Lstat) to out.
-func (s *scanner) describe(name string, fi fs.FileInfo) {
+// entry describes name (fi: its Lstat): a file, a link and what it leads
+// to, or, in a folder of the table (folder), a folder and what is under
+// it. It reports false when a walk stopped at maxReviewEntries.
+func (s *scanner) entry(name string, fi fs.FileInfo, folder bool) bool {
 	switch {
 	case fi.Mode()&fs.ModeSymlink != 0:
-		target, _ := s.root.Readlink(name)
-		s.out[name] = reviewed{Kind: "link", Target: target}
+		return s.link(name, folder)
+	case fi.IsDir() && folder:
+		return s.walk(name, fi)
 	case fi.Mode().IsRegular():
 		s.out[name] = s.content(name, fi, reviewed{Kind: "file"})
 	}
+	return true
+}
+
+// link describes the link name by its text and what it leads to inside
+// the tree, as every tool reads through it: a file's hash and stamp in the
+// link's entry, a folder (in a folder of the table) walked as one. A link
+// that leads out of the tree (the root refuses it) or nowhere keeps its
+// text alone.
+func (s *scanner) link(name string, folder bool) bool {
+	target, _ := s.root.Readlink(name)
+	v := reviewed{Kind: "link", Target: target}
+	to, err := s.root.Stat(name)
+	switch {
+	case err != nil:
+	case to.Mode().IsRegular():
+		v = s.content(name, to, v)
+	case to.IsDir() && folder:
+		s.out[name] = v
+		return s.walk(name, to)
+	}
+	s.out[name] = v
+	return true
+}
+
+// walk describes what is under the folder name (fi: its Stat), up to
+// s.left entries (folders and links count), each folder once: a link may
+// lead back up. It reports false when it stopped at the limit.
+func (s *scanner) walk(name string, fi fs.FileInfo) bool {
+	if id := folderfs.StampOf(fi); id.Ino != 0 { // no inode (not Linux or macOS): the limit ends a loop
+		if s.seen[[2]uint64{id.Dev, id.Ino}] {
+			return true
+		}
+		s.seen[[2]uint64{id.Dev, id.Ino}] = true
+	}
+	f, err := s.root.Open(name)
+	if err != nil {
+		return true // an unreadable part: what can be read is reviewed
+	}
+	// One more than may be looked at tells that there are more.
+	entries, _ := f.ReadDir(s.left + 1)
+	f.Close()
+	sort.Slice(entries, func(i, j int) bool { return entries[i].Name() < entries[j].Name() })
+	for _, d := range entries {
+		if s.left == 0 {
+			return false
+		}
+		s.left--
+		fi, err := d.Info()
+		if err == nil && !s.entry(name+"/"+d.Name(), fi, true) {
+			return false
+		}
+	}
+	return true
 }
 
 // content is v with the hash and stamp of the file that fi describes,

