@@ -56,6 +56,7 @@ func TestReviewHostRun(t *testing.T) {
 	if err := os.Symlink("/etc/passwd", filepath.Join(ws, ".envrc")); err != nil {
 		t.Fatal(err)
 	}
+	notRacy() // each record below keeps the same stamps
 	out, changes := review()
 	want := map[string]string{"Makefile": "changed", ".vscode/tasks.json": "new", ".envrc": "new"}
 	if len(changes) != len(want) {
@@ -160,6 +161,27 @@ func (f *reviewFixture) record() map[string]reviewed {
 	return rec
 }
 
+// racy makes rel racy for the next review whatever the time it takes: its
+// modification time is in the future.
+func (f *reviewFixture) racy(rel string) {
+	f.t.Helper()
+	later := time.Now().Add(time.Hour)
+	if err := os.Chtimes(f.path(rel), later, later); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+// unracy puts the modification time of rel back in the past and waits
+// until its change time is not racy either.
+func (f *reviewFixture) unracy(rel string) {
+	f.t.Helper()
+	earlier := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(f.path(rel), earlier, earlier); err != nil {
+		f.t.Fatal(err)
+	}
+	notRacy()
+}
+
 // notRacy waits until what was just written is no longer racy for a
 // review (racyNs).
 func notRacy() { time.Sleep(2 * racyNs) }
@@ -170,14 +192,15 @@ func notRacy() { time.Sleep(2 * racyNs) }
 func TestReviewStamp(t *testing.T) {
 	f := newReviewFixture(t, nil)
 	f.write(".envrc", "export A=harmless\n")
-	// Racy: written just before the review, which keeps no stamp.
+	// Racy (changed at or after the review began): no stamp is kept.
+	f.racy(".envrc")
 	if _, changes := f.review(); changes[".envrc"].Change != "new" {
 		t.Fatalf("a new .envrc: %+v", changes)
 	}
 	if s := f.record()[".envrc"].Stamp; s != (folderfs.Stamp{}) {
 		t.Errorf("a racy file's stamp was kept: %+v", s)
 	}
-	notRacy()
+	f.unracy(".envrc")
 	reads := reviewReads.Load()
 	if _, changes := f.review(); len(changes) != 0 {
 		t.Errorf("an unchanged .envrc: %+v", changes)
@@ -261,10 +284,11 @@ func TestReviewLargeFile(t *testing.T) {
 	}
 	// Racy: a stamp that may not show the next write lists the file again.
 	f.write("Makefile", pad+"\nall:\n\techo racy....\n")
+	f.racy("Makefile")
 	if _, changes := f.review(); changes["Makefile"].Change != "changed" {
 		t.Errorf("a racy rewrite: %+v", changes)
 	}
-	notRacy()
+	f.unracy("Makefile")
 	if _, changes := f.review(); changes["Makefile"].Change != "changed" {
 		t.Errorf("after a racy stamp: %+v", changes)
 	}
