@@ -31,16 +31,21 @@ var (
 	maxReviewHash    int64 = 64 << 20
 )
 
+// kindUnread is the record's entry "FOLDER/" of a folder whose walk
+// stopped at maxReviewEntries: it is listed on every review, as what asb
+// did not walk may have changed.
+const kindUnread = "unread"
+
 // HostRunChange is a file of the table that changed since the last review.
 type HostRunChange struct {
 	Path   string `json:"path"`
-	Change string `json:"change"` // new, changed, removed
+	Change string `json:"change"` // new, changed, removed, unread
 	Why    string `json:"why"`
 }
 
 // reviewed is what a record holds of one file.
 type reviewed struct {
-	Kind   string `json:"kind"` // file, link
+	Kind   string `json:"kind"` // file, link, or kindUnread
 	SHA256 string `json:"sha256,omitempty"`
 	Target string `json:"target,omitempty"`
 	// Stamp is the zero Stamp when the next review must read the file
@@ -138,19 +143,34 @@ func compareReview(last, now map[string]reviewed, table schema.HostRunTable) []H
 	for p, v := range now {
 		w, ok := last[p]
 		switch {
+		case v.Kind == kindUnread:
+			out = append(out, HostRunChange{Path: p, Change: kindUnread,
+				Why: fmt.Sprintf("more than %d files: not all reviewed; look at it yourself", maxReviewEntries)})
 		case !ok:
 			add(p, "new", v)
 		case w.Kind != v.Kind || w.Target != v.Target || w.SHA256 != v.SHA256:
 			add(p, "changed", v)
 		}
 	}
-	for p := range last {
-		if _, ok := now[p]; !ok {
+	for p, w := range last {
+		if _, ok := now[p]; !ok && w.Kind != kindUnread && !unread(now, p) {
 			add(p, "removed", reviewed{})
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
 	return out
+}
+
+// unread reports whether p is under a folder of now that was not walked
+// whole: that it was not reached says nothing of it.
+func unread(now map[string]reviewed, p string) bool {
+	for dir := p; strings.Contains(dir, "/"); {
+		dir = dir[:strings.LastIndex(dir, "/")]
+		if now[dir+"/"].Kind == kindUnread {
+			return true
+		}
+	}
+	return false
 }
 
 // reviewNote is what the list adds to why of v: the link it is, and that

@@ -56,7 +56,9 @@ func scanHostRun(r *folderfs.Root, tree string, table schema.HostRunTable, last 
 			continue
 		}
 		s.left, s.seen = maxReviewEntries, map[[2]uint64]bool{}
-		s.entry(name, fi, strings.HasSuffix(e.Path, "/"))
+		if !s.entry(name, fi, strings.HasSuffix(e.Path, "/")) {
+			out[name+"/"] = reviewed{Kind: kindUnread}
+		}
 	}
 	return out, nil
 }

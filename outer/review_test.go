@@ -351,3 +351,36 @@ func TestReviewLinks(t *testing.T) {
 		t.Errorf("after an older record: %+v", changes)
 	}
 }
+
+// A folder with more entries than the review walks is listed on every
+// review as not all reviewed; what the walk did not reach is not "removed".
+func TestReviewUnread(t *testing.T) {
+	defer func(n int) { maxReviewEntries = n }(maxReviewEntries)
+	maxReviewEntries = 5
+	f := newReviewFixture(t, map[string]string{".vscode/settings.json": "{}\n", ".vscode/loop/x": "1\n"})
+	if err := os.Symlink("..", f.path(".vscode/loop/up")); err != nil {
+		t.Fatal(err)
+	}
+	notRacy()
+	// Four entries (a link back up is walked once): all reviewed.
+	if out, changes := f.review(); len(changes) != 1 || changes[".vscode/loop/up"].Change != "new" {
+		t.Errorf("under the limit: %q %+v", out, changes)
+	}
+	for i := range 4 {
+		f.write(".vscode/a/f"+string(rune('0'+i)), "")
+	}
+	for range 2 { // on every review
+		out, changes := f.review()
+		if c := changes[".vscode/"]; c.Change != "unread" || !strings.Contains(c.Why, "more than 5 files: not all reviewed") {
+			t.Errorf("over the limit: %+v", changes)
+		}
+		if !strings.Contains(out, ".vscode/  ") || !strings.Contains(out, "look at it yourself") {
+			t.Errorf("printed %q", out)
+		}
+		for p, c := range changes {
+			if c.Change == "removed" {
+				t.Errorf("%s: removed, but it was not reached", p)
+			}
+		}
+	}
+}
