@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/agents-sandbox/asb/internal/folderfs"
@@ -142,8 +143,9 @@ func (s *scanner) content(name string, fi fs.FileInfo, v reviewed) reviewed {
 		v.SHA256, v.Stamp = was.SHA256, stamp
 		return v
 	}
-	v.SHA256 = s.hash(name, stamp)
-	if !stamp.Since(s.start - racyNs) {
+	var held bool
+	v.SHA256, held = s.hash(name, stamp)
+	if held && !stamp.Since(s.start-racyNs) {
 		v.Stamp = stamp
 	}
 	return v
@@ -156,27 +158,35 @@ const (
 	hashUnreadable = "unreadable:" // it could not be read
 )
 
-// hash is the hex SHA-256 of the file name (stamped stamp), or a hash of
-// its stamp when it is too large or cannot be read.
-func (s *scanner) hash(name string, stamp folderfs.Stamp) string {
+// hash is the hex SHA-256 of the file name, whose stamp was stamp, or a
+// hash of its stamp when it is too large or cannot be read. held reports
+// that the file read is the one stamped (not one put in its place since):
+// only then may its stamp stand for what was read.
+func (s *scanner) hash(name string, stamp folderfs.Stamp) (sum string, held bool) {
 	if stamp.Size > maxReviewHash {
-		return s.stampHash(hashLarge, stamp)
+		return s.stampHash(hashLarge, stamp), true
 	}
-	f, err := s.root.Open(name)
+	// Not blocked by a FIFO put in the file's place since its stamp.
+	f, err := s.root.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
-		return s.stampHash(hashUnreadable, stamp)
+		return s.stampHash(hashUnreadable, stamp), true
 	}
 	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		return s.stampHash(hashUnreadable, stamp), false
+	}
 	reviewReads.Add(1)
 	h := sha256.New()
 	n, err := io.Copy(h, io.LimitReader(f, maxReviewHash+1))
+	held = folderfs.StampOf(fi) == stamp
 	switch {
 	case err != nil:
-		return s.stampHash(hashUnreadable, stamp)
+		return s.stampHash(hashUnreadable, stamp), held
 	case n > maxReviewHash: // it grew since its stamp
-		return s.stampHash(hashLarge, stamp)
+		return s.stampHash(hashLarge, stamp), held
 	}
-	return hex.EncodeToString(h.Sum(nil))
+	return hex.EncodeToString(h.Sum(nil)), held
 }
 
 // stampHash stands for the content of a file asb does not read: its stamp,
