@@ -54,13 +54,16 @@ type Tracked struct {
 // Has reports whether the index tracks rel, a path under .asb/: rel
 // itself, a folder above it (a sparse index's folder entry, a submodule's
 // or a link's entry: what is under it came with the clone too), or, when
-// rel is a folder, anything under it.
+// rel is a folder, anything under it. Case is ignored: on a file system
+// that ignores it (macOS's, Windows'), a commit of .ASB/serve.json is what
+// asb opens as .asb/serve.json.
 func (t *Tracked) Has(rel string) bool {
 	if t.Unknown {
 		return true
 	}
+	rel = strings.ToLower(rel)
 	for _, p := range t.State {
-		p = strings.TrimSuffix(p, "/")
+		p = strings.ToLower(strings.TrimSuffix(p, "/"))
 		if p == rel || strings.HasPrefix(rel, p+"/") || strings.HasPrefix(p, rel+"/") {
 			return true
 		}
@@ -193,7 +196,7 @@ func readIndex(repo Repo, st Stamp) (*Tracked, error) {
 		if !ok {
 			continue
 		}
-		if rel == StateDir || strings.HasPrefix(rel, StateDir+"/") {
+		if inState(rel) {
 			t.State = append(t.State, rel)
 		}
 		top, _, _ := strings.Cut(rel, "/")
@@ -204,6 +207,13 @@ func readIndex(repo Repo, st Stamp) (*Tracked, error) {
 	slices.Sort(t.Top)
 	t.Top = slices.Compact(t.Top)
 	return t, nil
+}
+
+// inState reports whether rel (an index path relative to the folder) is
+// .asb or under it, in any case.
+func inState(rel string) bool {
+	n := len(StateDir)
+	return len(rel) >= n && strings.EqualFold(rel[:n], StateDir) && (len(rel) == n || rel[n] == '/')
 }
 
 func dirKey(dir string) string {

@@ -162,3 +162,20 @@ func TestLocalUnderATrackedEntry(t *testing.T) {
 		})
 	}
 }
+
+// TestLocalIgnoresCase: on a file system that ignores case, a commit of
+// .ASB/serve.json is what asb opens as .asb/serve.json.
+func TestLocalIgnoresCase(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	dir := t.TempDir()
+	git(t, dir, "init", "-q")
+	git(t, dir, "update-index", "--add", "--cacheinfo", "100644,e69de29bb2d1d6434b8b29ae775ad8c2e48c5391,.ASB/Serve.json")
+	if err := Local(dir, ".asb/serve.json"); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("Local(.asb/serve.json) with .ASB/Serve.json tracked = %v, want a TrackedError", err)
+	}
+	if err := Local(dir, ".asb/state.yaml"); err != nil {
+		t.Errorf("a file beside it: %v", err)
+	}
+}
