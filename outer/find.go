@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // Marker is the file that makes a folder an outer folder.
@@ -34,12 +35,35 @@ func Find(start string) (string, error) {
 			return "", err
 		}
 		if ok {
-			return p, nil
+			return p, inVMTree(p)
 		}
 		if filepath.Dir(p) == p {
 			return "", &NotFoundError{Start: dir}
 		}
 	}
+}
+
+// inVMTree refuses the folder found when it lies in a tree an outer folder
+// above it hands to its VM (its workspace/, a session's checkout): the
+// agent writes there, and a sandbox.yaml it wrote would make asb run in
+// workspace/ (or below) act on a folder of the agent's: its Taskfile, and
+// a secrets.env the VM reads. Only where asb looked for the folder itself;
+// -d names one on purpose.
+func inVMTree(found string) error {
+	for q := filepath.Dir(found); filepath.Dir(q) != q; q = filepath.Dir(q) {
+		if ok, err := holdsMarker(q); err != nil || !ok {
+			continue
+		}
+		rel, err := filepath.Rel(q, found)
+		if err != nil {
+			continue
+		}
+		top, rest, _ := strings.Cut(filepath.ToSlash(rel), "/")
+		if top == "workspace" || top == ".asb" && strings.HasPrefix(rest, "sessions/") {
+			return fmt.Errorf("refused: %s holds a %s, but it is inside %s, which the agent's VM writes: asb takes no outer folder from there; run asb in %s, or pass -d %s", found, Marker, filepath.Join(q, top), q, q)
+		}
+	}
+	return nil
 }
 
 // Resolve returns the outer folder of a command: dir when it is set
