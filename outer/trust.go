@@ -65,16 +65,30 @@ func newScope(agents []schema.Agent) trustScope {
 
 // has says whether the file rel of an outer folder is in its trust set: a
 // top-level file but the untrusted ones, one under toolchain/ but the
-// host's CA copies asb writes there, one under an agent's config folder.
+// host's CA copies asb writes there, one under .asb-base/ or an agent's
+// config folder.
 func (sc trustScope) has(rel string) bool {
 	top, rest, nested := strings.Cut(rel, "/")
 	switch {
 	case !nested:
 		return !slices.Contains(untrusted, rel)
-	case top == toolchainDir:
+	case strings.EqualFold(top, toolchainDir):
 		return !IsHostCert(rel)
+	case top == schema.BaseDir && rest == schema.RecordFile:
+		return false // asb update writes asb.yaml whole: no merge reads its base
 	}
-	return rest != "" && slices.Contains(sc.agentDirs, top)
+	return rest != "" && sc.tree(top)
+}
+
+// tree reports whether the top-level folder name is read whole into the
+// set: toolchain/, .asb-base/ (what asb update merges against decides what
+// it writes, and an update of an approved folder stays approved, so a
+// pulled base is approved like the rest), an agent's config folder. Case
+// is ignored: on a file system that ignores it (macOS's, Windows'), a
+// committed Toolchain/ is what the builder reads as toolchain/.
+func (sc trustScope) tree(name string) bool {
+	return strings.EqualFold(name, toolchainDir) || strings.EqualFold(name, schema.BaseDir) ||
+		slices.ContainsFunc(sc.agentDirs, func(d string) bool { return strings.EqualFold(d, name) })
 }
 
 // ReadTrustSet reads the trust set of dir with asb's own agent presets.
@@ -105,7 +119,7 @@ func readTrustSet(dir string, sc trustScope) (*TrustSet, *stamps, error) {
 	st.add(".")
 	for _, e := range entries {
 		name := e.Name()
-		tree := name == toolchainDir || slices.Contains(sc.agentDirs, name)
+		tree := sc.tree(name)
 		switch {
 		case tree && e.Type()&fs.ModeSymlink != 0:
 			target, _ := root.Readlink(name)

@@ -124,3 +124,33 @@ func TestTrustSetLinks(t *testing.T) {
 		}
 	}
 }
+
+// TestTrustSetTreesIgnoreCase: a committed Toolchain/ is the builder's
+// toolchain/ on a file system that ignores case; .asb-base/ is in the set
+// (asb update merges against it).
+func TestTrustSetTreesIgnoreCase(t *testing.T) {
+	dir := t.TempDir()
+	for rel, content := range map[string]string{
+		"sandbox.yaml":                              "image: x\n",
+		"Toolchain/Dockerfile":                      "FROM evil.example/x:1\n",
+		".asb-base/sandbox.yaml":                    "image: x\n",
+		"Toolchain/certs/host-0123456789abcdef.crt": "pem\n",
+	} {
+		p := filepath.Join(dir, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s, err := ReadTrustSet(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"Toolchain/Dockerfile", ".asb-base/sandbox.yaml", "Toolchain/certs/host-0123456789abcdef.crt"} {
+		if _, ok := s.Files[want]; !ok {
+			t.Errorf("%s is not in the set: %v", want, s.names())
+		}
+	}
+}

@@ -3,6 +3,7 @@ package outer
 import (
 	"bytes"
 	"path"
+	"strings"
 
 	"github.com/agents-sandbox/asb/internal/folderfs"
 	"github.com/agents-sandbox/asb/schema"
@@ -24,6 +25,9 @@ func renderedBefore(dir string, set, render *TrustSet) bool {
 	defer root.Close()
 	differ := false
 	for _, n := range set.namesWith(render) {
+		if strings.HasPrefix(n, schema.BaseDir+"/") {
+			continue // the earlier render itself, which the rest is compared with
+		}
 		ours, ok := set.Files[n]
 		if ok && bytes.Equal(ours, render.Files[n]) {
 			continue
