@@ -89,7 +89,7 @@ examples:
 # released: built from its own module, with its own dependencies.
 BENCH_TASK := $(TOOLS_DIR)/bench/bin/task
 bench: $(BENCH_TASK)
-	$(GO) run ./internal/benchmark -task "$(BENCH_TASK)"
+	bash scripts/private-tmp.sh $(GO) run ./internal/benchmark -task "$(BENCH_TASK)"
 
 $(BENCH_TASK):
 	GOBIN="$(TOOLS_DIR)/bench/bin" GOFLAGS=-buildvcs=false $(GO) install github.com/go-task/task/v3/cmd/task@v3.54.0
