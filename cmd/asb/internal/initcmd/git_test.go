@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/agents-sandbox/asb/runner"
@@ -53,4 +54,27 @@ func TestUnusableGitDir(t *testing.T) {
 		t.Fatalf("init over a repository without HEAD: %v\n%s", err, out)
 	}
 	git(broken, "cat-file", "-e", commit[:len(commit)-1])
+}
+
+// Into a new folder git init begins before the checks (early.go); a check
+// that fails then takes back the folders and the .git it made.
+func TestEarlyGitInitTakenBackWhenACheckFails(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	wd := t.TempDir()
+	out, err := run(t, wd, &runner.Git{}, "--agent", "opencode", "new/parent/Not A Name")
+	if err == nil || !strings.Contains(err.Error(), "is not a project name") {
+		t.Fatalf("err = %v, want the name check's\n%s", err, out)
+	}
+	if _, err := os.Lstat(filepath.Join(wd, "new")); !os.IsNotExist(err) {
+		t.Errorf("the folders made for the early git init are still there (%v)", err)
+	}
+	// The same path with a name: made, and a repository.
+	if out, err := run(t, wd, &runner.Git{}, "--agent", "opencode", "--name", "fine", "new/parent/Not A Name"); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if !runner.IsRepoRoot(filepath.Join(wd, "new", "parent", "Not A Name")) {
+		t.Error("no repository made")
+	}
 }

@@ -83,7 +83,8 @@ func NewCmd(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cob
 
 // Run lays down the outer folder: every value is checked and the plan
 // rendered before anything is written; then, holding the folder's lock,
-// the write (write.go).
+// the write (write.go). Into a new folder, git init begins first
+// (early.go), and a failed check takes it back.
 func Run(ctx context.Context, o *Options) error {
 	if o.Init.Agent == "" {
 		// A clone of a shared outer folder: set it up, as asb sync does.
@@ -95,20 +96,26 @@ func Run(ctx context.Context, o *Options) error {
 			return outer.Sync(ctx, dir, o.Git, outer.Options{Getenv: o.Getenv, Agents: o.Agents}, o.IO.Out)
 		}
 	}
-	p, err := o.prepare()
+	e, err := o.startEarly(ctx)
 	if err != nil {
 		return err
+	}
+	p, err := o.prepare()
+	if err != nil {
+		return e.abandon(err)
 	}
 	if o.DryRun {
 		return o.dryRun(ctx, p)
 	}
-	lock, err := runner.LockFolder(ctx, p.dir, "asb init", o.IO.ErrOut)
-	if err != nil {
+	var lock *runner.Lock
+	if e != nil {
+		lock = e.lock
+	} else if lock, err = runner.LockFolder(ctx, p.dir, "asb init", o.IO.ErrOut); err != nil {
 		return err
 	}
 	defer lock.Release()
 	keep := o.keepApproval(p.dir)
-	res, err := o.write(ctx, p)
+	res, err := o.write(ctx, p, e.pending())
 	if err != nil {
 		return err
 	}

@@ -35,8 +35,13 @@ type written struct {
 // step after the files fails (the clone's move, git init), what this run
 // wrote is taken back, and only that: the files it created or replaced,
 // the folders it made, the .git it began.
-func (o *Options) write(ctx context.Context, p *prepared) (*written, error) {
+func (o *Options) write(ctx context.Context, p *prepared, early *pendingGit) (*written, error) {
 	w := &written{dir: p.dir}
+	if early != nil {
+		// The folder is this run's own, made empty for its git init:
+		// nothing staged in it, no project around which to refuse.
+		return o.lay(ctx, p, w, early, "", nil)
+	}
 	var err error
 	if w.cleaned, err = generator.CleanStaging(p.dir); err != nil {
 		return nil, fmt.Errorf("remove the staging files a killed run left: %w", err)
@@ -49,15 +54,21 @@ func (o *Options) write(ctx context.Context, p *prepared) (*written, error) {
 		return nil, err
 	}
 	defer cleanup()
-	w.origin = origin
-	if err := o.record(ctx, p, clone, origin); err != nil {
-		return nil, err
-	}
 	// A new repository's git init runs while the files are written: it
 	// touches only .git/, and the two together are what the user waits for.
 	git, err := o.startGitInit(ctx, p.dir)
 	if err != nil {
 		return nil, err
+	}
+	return o.lay(ctx, p, w, git, clone, origin)
+}
+
+// lay records the answers and writes the files while git init runs; see
+// write.
+func (o *Options) lay(ctx context.Context, p *prepared, w *written, git *pendingGit, clone string, origin *schema.WorkspaceOrigin) (*written, error) {
+	w.origin = origin
+	if err := o.record(ctx, p, clone, origin); err != nil {
+		return nil, git.takeBack(err)
 	}
 	changes, undo, err := generator.ApplyUndoable(ctx, p.dir, p.plan, generator.WriteOptions{Force: o.Force})
 	if err != nil {
