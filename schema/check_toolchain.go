@@ -9,11 +9,21 @@ import (
 // ToolchainDir is the image's build context.
 const ToolchainDir = "toolchain"
 
+// CheckToolchain is the toolchain's own check alone: `asb image build`
+// asks it before the builder runs, so that a build no validate ran before
+// (a direct asb task image:build) builds no recipe asb cannot judge.
+func CheckToolchain(dir string) []Problem {
+	c := newChecker(dir, CheckOptions{})
+	c.checkToolchain()
+	SortProblems(c.probs)
+	return c.probs
+}
+
 // checkToolchain refuses what of toolchain/ asb can neither judge nor
-// show: a syntax directive in the Dockerfile (BuildKit runs the frontend
-// image it names), and another recipe beside it that a builder would
-// build instead (podman and buildah prefer a Containerfile; docker falls
-// back to a lowercase dockerfile). It runs once per check.
+// show: a Dockerfile in JSON form (BuildKit reads a frontend image from
+// its syntax key), and another recipe beside it that a builder would build
+// instead (podman and buildah prefer a Containerfile; docker falls back to
+// a lowercase dockerfile). It runs once per check.
 func (c *checker) checkToolchain() {
 	if c.toolchainOK {
 		return

@@ -50,6 +50,9 @@ func runBuild(ctx context.Context, o *Options, argv []string) error {
 	if err != nil {
 		return err
 	}
+	if probs := schema.CheckToolchain(f.Dir); len(probs) > 0 {
+		return fmt.Errorf("refused, nothing built: %s", probs[0])
+	}
 	var stderr bytes.Buffer
 	code, err := runTool(ctx, f.Dir, argv, o.Factory.IO.Out, &stderr)
 	if err != nil {
