@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/agents-sandbox/asb/schema"
 )
 
 // Marker is the file that makes a folder an outer folder.
@@ -58,8 +60,9 @@ func inVMTree(found string) error {
 		if err != nil {
 			continue
 		}
-		top, rest, _ := strings.Cut(filepath.ToSlash(rel), "/")
-		if top == "workspace" || top == ".asb" && strings.HasPrefix(rest, "sessions/") {
+		rel = filepath.ToSlash(rel)
+		top, _, _ := strings.Cut(rel, "/")
+		if top == WorkspaceDir || strings.HasPrefix(rel, schema.SessionsDir+"/") {
 			return fmt.Errorf("refused: %s holds a %s, but it is inside %s, which the agent's VM writes: asb takes no outer folder from there; run asb in %s, or pass -d %s", found, Marker, filepath.Join(q, top), q, q)
 		}
 	}

@@ -16,18 +16,18 @@ func (s EngineSpec) Looking() bool { return s.List || s.Dry || s.Summary != "" }
 // which no redactor of literal values catches) would print it. Such a run
 // gets only what says where things are and how to print them.
 var (
-	lookingKeeps   = []string{"PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM", "COLORTERM", "NO_COLOR", "COLUMNS", "LANG", "TZ", "TMPDIR", "PWD"}
-	lookingPrefixs = []string{"LC_", "XDG_", "ASB_", "TASK_"}
+	lookingKeeps    = []string{"PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM", "COLORTERM", "NO_COLOR", "COLUMNS", "LANG", "TZ", "TMPDIR", "PWD"}
+	lookingPrefixes = []string{"LC_", "XDG_", "ASB_", "TASK_"}
 )
 
 // LookingEnv is env (KEY=VALUE entries) without what a looking run must not
 // see: every variable but lookingKeeps and those that start with one of
-// lookingPrefixs (asb's, go-task's, the locale's and the XDG folders').
+// lookingPrefixes (asb's, go-task's, the locale's and the XDG folders').
 func LookingEnv(env []string) []string {
 	out := make([]string, 0, len(lookingKeeps))
 	for _, kv := range env {
 		k, _, _ := strings.Cut(kv, "=")
-		if slices.Contains(lookingKeeps, k) || slices.ContainsFunc(lookingPrefixs, func(p string) bool { return strings.HasPrefix(k, p) }) {
+		if slices.Contains(lookingKeeps, k) || slices.ContainsFunc(lookingPrefixes, func(p string) bool { return strings.HasPrefix(k, p) }) {
 			out = append(out, kv)
 		}
 	}

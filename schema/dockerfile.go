@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"slices"
 	"sort"
 	"strings"
 )
@@ -34,7 +35,7 @@ const viaSyntax = "# syntax"
 func BaseImages(dockerfile string) []BaseImage { return readDockerfile(dockerfile).images }
 
 // dockerfileRead is what asb reads of a Dockerfile: its images, and what
-// of it asb does not support (a syntax directive).
+// of it asb does not support (a Dockerfile in JSON form).
 type dockerfileRead struct {
 	images      []BaseImage
 	unsupported []Problem
@@ -168,7 +169,7 @@ func skipHeredocs(lines []string, i int, text string) int {
 	for len(words) > 0 && strings.EqualFold(words[0].s, "ONBUILD") {
 		words = words[1:]
 	}
-	if len(words) == 0 || !isOneOf(strings.ToUpper(words[0].s), "RUN", "COPY", "ADD") {
+	if len(words) == 0 || !slices.Contains([]string{"RUN", "COPY", "ADD"}, strings.ToUpper(words[0].s)) {
 		return i
 	}
 	for _, w := range words[1:] {
@@ -188,15 +189,6 @@ func skipHeredocs(lines []string, i int, text string) int {
 		}
 	}
 	return i
-}
-
-func isOneOf(s string, list ...string) bool {
-	for _, l := range list {
-		if s == l {
-			return true
-		}
-	}
-	return false
 }
 
 // unquote drops a word's quotes.

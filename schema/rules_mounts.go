@@ -16,7 +16,8 @@ import (
 // must not hand the host over to the VM: not its system folders, not the
 // container engine (its socket is root on the host), not the outer folder
 // (secrets.env, and sandbox.yaml the VM could rewrite) nor its own folders
-// (.git, .asb, .task, .asb-base), not the user's $HOME unless they say so. asb mount add and asb validate both apply it.
+// (.git, .asb, .task, .asb-base), not the user's $HOME unless they say so.
+// asb mount add and asb validate both apply it.
 
 // HomeConsent is the comment that allows a mount of a folder under $HOME,
 // written beside its host path in sandbox.yaml (asb mount add --allow-home
@@ -134,8 +135,9 @@ func sessionCheckout(dir, host string) bool {
 	if err != nil {
 		return false
 	}
-	name, rest, _ := strings.Cut(filepath.ToSlash(rel), "/")
-	return name != ".." && SessionName(name) == nil && (rest == "workspace" || strings.HasPrefix(rest, "workspace/"))
+	name, _, _ := strings.Cut(filepath.ToSlash(rel), "/")
+	return name != ".." && SessionName(name) == nil &&
+		Within(host, filepath.Join(dir, filepath.FromSlash(SessionPathsOf(name).Workspace)))
 }
 
 // Consent is the comment that allows a bind of host (outside the outer
