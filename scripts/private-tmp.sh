@@ -10,7 +10,8 @@
 #
 # The prefix is kept short: msb puts unix sockets under MSB_HOME, which the
 # tests make in TMPDIR (testenv.MSBHome), and a socket's path is limited to
-# 107 bytes.
+# 107 bytes. ASB_PRIVATE_TMP tells the tests' own TestMain
+# (testenv.PrivateState) that TMPDIR is private already.
 set -uo pipefail
 base=${TMPDIR:-/tmp}
 dir=$(mktemp -d "$base/asb-t.XXXXXX") || exit 1
@@ -22,4 +23,4 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
-TMPDIR=$dir "$@"
+TMPDIR=$dir ASB_PRIVATE_TMP=$dir "$@"

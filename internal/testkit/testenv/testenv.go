@@ -17,6 +17,7 @@ import (
 	"debug/elf"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -332,15 +333,42 @@ func MachinePolicy() string { return os.Getenv(MachinePolicyEnv) }
 // of outer folders (asb trust), at a fresh folder for this test binary and
 // the asb it runs, so that no test reads or writes the real user's; the
 // returned func removes it. Call it first thing in TestMain.
+//
+// Run by go test directly, the binary's temporary folder (TMPDIR) is that
+// folder too: asb keeps a lock file per outer folder in the temporary
+// folder by design (runner.FolderLockPath), and the tests make hundreds
+// of outer folders. Under make, scripts/private-tmp.sh has given the whole
+// go test a TMPDIR of its own already (PrivateTmpEnv), which is kept: a
+// folder nested in it would lengthen the paths of msb's sockets.
 func PrivateState() func() {
-	dir, err := os.MkdirTemp("", "asb-state-")
+	dir, err := os.MkdirTemp("", "asb-s.")
 	if err != nil {
 		panic(err)
 	}
 	if err := os.Setenv("XDG_STATE_HOME", dir); err != nil {
 		panic(err)
 	}
-	return func() { _ = os.RemoveAll(dir) }
+	if os.Getenv(PrivateTmpEnv) == "" {
+		if err := os.Setenv("TMPDIR", dir); err != nil {
+			panic(err)
+		}
+	}
+	return func() { removeWritable(dir) }
+}
+
+// PrivateTmpEnv is set by scripts/private-tmp.sh to the TMPDIR it made.
+const PrivateTmpEnv = "ASB_PRIVATE_TMP"
+
+// removeWritable removes dir, the read-only folders a test left in it (a
+// module cache go made) included.
+func removeWritable(dir string) {
+	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			_ = os.Chmod(p, 0o700)
+		}
+		return nil
+	})
+	_ = os.RemoveAll(dir)
 }
 
 // Slow skips t under go test -short (make test-fast): a test that runs

@@ -10,12 +10,17 @@ import (
 	"time"
 
 	"github.com/agents-sandbox/asb/internal/testkit/fakes"
+	"github.com/agents-sandbox/asb/internal/testkit/testenv"
 )
 
-// TestMain lets the test binary be the stand-in msb (linked as bin/msb).
+// TestMain lets the test binary be the stand-in msb (linked as bin/msb),
+// and gives it a state and temporary folder of its own (testenv.PrivateState).
 func TestMain(m *testing.M) {
 	fakes.Dispatch()
-	os.Exit(m.Run())
+	clean := testenv.PrivateState()
+	code := m.Run()
+	clean()
+	os.Exit(code)
 }
 
 // TestLogThroughMsb reads the log through the `msb` on PATH, the stand-in
