@@ -9,14 +9,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
-	"maps"
 	"path"
 	"slices"
 	"sort"
 	"strings"
 	"text/template"
-
-	"github.com/Masterminds/sprig/v3"
 
 	"github.com/agents-sandbox/asb/schema"
 )
@@ -201,9 +198,8 @@ func Render(tree fs.FS, opts schema.InitOptions) (*Plan, error) {
 // RenderData renders the tree for already validated data.
 func RenderData(tree fs.FS, d *Data) (*Plan, error) {
 	plan := &Plan{}
-	// One template set for every file: sprig's ~200 functions are built and
-	// bound (by reflection) once, not once per file.
-	base := template.New("").Delims("[[", "]]").Funcs(templateFuncs()).Option("missingkey=error")
+	// One template set for every file.
+	base := template.New("").Delims("[[", "]]").Funcs(Funcs()).Option("missingkey=error")
 	if err := renderTree(tree, "base", "", d, base, plan); err != nil {
 		return nil, err
 	}
@@ -273,13 +269,6 @@ func outputName(rel string) string {
 	return strings.Join(parts, "/")
 }
 
-// templateFuncs is sprig's functions and asb's quoting helpers over them.
-func templateFuncs() template.FuncMap {
-	funcs := sprig.TxtFuncMap()
-	maps.Copy(funcs, Funcs())
-	return funcs
-}
-
 func execute(base *template.Template, name, text string, d *Data) ([]byte, error) {
 	t, err := base.New(name).Parse(text)
 	if err != nil {
@@ -292,15 +281,20 @@ func execute(base *template.Template, name, text string, d *Data) ([]byte, error
 	return buf.Bytes(), nil
 }
 
-// Funcs are asb's quoting helpers, on top of sprig:
+// Funcs are the templates' functions beside text/template's own: asb's
+// quoting helpers, and nothing else (a template library's hundreds of
+// functions cost every asb start their packages' initialisation, for none
+// that a template used):
 //   - yq: a YAML double-quoted scalar (a JSON string is one), safe for any value;
 //   - sq: a POSIX shell single-quoted word;
+//   - ysq: the inside of a YAML single-quoted scalar (its ' doubled);
 //   - jq: a JSON string.
 func Funcs() template.FuncMap {
 	return template.FuncMap{
-		"yq": jsonString,
-		"jq": jsonString,
-		"sq": ShellQuote,
+		"yq":  jsonString,
+		"jq":  jsonString,
+		"sq":  ShellQuote,
+		"ysq": func(s string) string { return strings.ReplaceAll(s, "'", "''") },
 	}
 }
 

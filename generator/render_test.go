@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 	"testing/fstest"
+	"text/template"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/rogpeppe/go-internal/txtar"
@@ -643,6 +644,31 @@ func TestShellQuote(t *testing.T) {
 		}
 		if string(out) != s {
 			t.Errorf("ShellQuote(%q) = %s; the shell read it back as %q", s, generator.ShellQuote(s), out)
+		}
+	}
+}
+
+// TestShellWordInYAMLSingleQuotes renders a word as the Taskfile's agent
+// line does ('... [[ sq . | ysq ]] ...', a YAML single-quoted scalar that
+// go-task hands to a shell) and reads it back through both.
+func TestShellWordInYAMLSingleQuotes(t *testing.T) {
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Skip("no sh")
+	}
+	tmpl := template.Must(template.New("").Delims("[[", "]]").Funcs(generator.Funcs()).Parse(`k: 'printf %s [[ sq . | ysq ]]'` + "\n"))
+	for _, s := range []string{"plain", "it's", "''", `a'b"c`, "$(id)", "a b"} {
+		var b bytes.Buffer
+		if err := tmpl.Execute(&b, s); err != nil {
+			t.Fatal(err)
+		}
+		var m map[string]string
+		if err := yaml.Unmarshal(b.Bytes(), &m); err != nil {
+			t.Fatalf("%q: the YAML %s does not parse: %v", s, b.String(), err)
+		}
+		out, err := exec.Command(sh, "-c", m["k"]).Output()
+		if err != nil || string(out) != s {
+			t.Errorf("%q: YAML %s ran as %q (%v)", s, b.String(), out, err)
 		}
 	}
 }

@@ -2,7 +2,8 @@
 // the layout every outer folder shares, agents/NAME/ one folder per agent
 // preset (agent.yaml, its manifest, plus config/, the agent's config folder).
 //
-// File names ending in .tmpl are rendered with text/template and sprig, with
+// File names ending in .tmpl are rendered with text/template and asb's own
+// quoting functions (generator.Funcs), with
 // [[ ]] as delimiters so that the Taskfile's own {{ }} pass through, and lose
 // the suffix; a leading "dot-" becomes "." (dot-gitignore → .gitignore), so the
 // tree itself never holds files git or docker would act on.
