@@ -105,6 +105,11 @@ func includePath(file string, inc runner.Include) (string, error) {
 	switch {
 	case strings.Contains(t, "{{"):
 		return refuse("its path is a template, known only when go-task runs")
+	case strings.Contains(t, "$"):
+		// go-task expands the path as a shell word from the environment
+		// (execext.ExpandLiteral): ./tasks${X:-}/a.yml is ./tasks/a.yml to
+		// it, a missing file to a literal reading.
+		return refuse("its path holds a $, which go-task expands from the environment when it runs")
 	case strings.Contains(t, "://") || strings.HasPrefix(t, "git@"):
 		return refuse("it is fetched from elsewhere")
 	case path.IsAbs(t) || strings.HasPrefix(t, "~"):
