@@ -121,3 +121,23 @@ func includePath(file string, inc runner.Include) (string, error) {
 	}
 	return rel, nil
 }
+
+// Taskfiles are the folder's Taskfile and every Taskfile it includes, by
+// path, read as the trust set reads them: what go-task will read. A
+// looking run checks them before go-task reads any (runner/engine).
+func Taskfiles(dir string) (map[string][]byte, error) {
+	root, err := folderfs.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	s := &TrustSet{Files: map[string][]byte{}}
+	st := newStamps(root)
+	if _, err := s.readIncluded(root, runner.TaskfileName, st); err != nil {
+		return nil, err
+	}
+	if err := s.readIncludes(root, runner.TaskfileName, map[string]bool{}, st); err != nil {
+		return nil, err
+	}
+	return s.Files, nil
+}

@@ -1,12 +1,16 @@
 package engine
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
+	"github.com/agents-sandbox/asb/outer"
 	"github.com/agents-sandbox/asb/runner"
 	"github.com/go-task/task/v3/taskfile/ast"
+	"go.yaml.in/yaml/v3"
 )
 
 // Looking (--dry, --list, --summary) reads the Taskfile and runs nothing of
@@ -20,6 +24,9 @@ import (
 // terminal never does). A Taskfile that cannot be looked at without running
 // some of it is refused (lookRefusal).
 func lookingIO(spec runner.EngineSpec, stdio Stdio) (_ Stdio, secrets []string, flush func(), err error) {
+	if why := lookupRefusal(spec.Dir); why != "" {
+		return stdio, nil, nil, errors.New(why)
+	}
 	if tf, rerr := readAST(spec.Dir); rerr == nil {
 		if why := lookRefusal(tf); why != "" {
 			return stdio, nil, nil, errors.New(why)
@@ -41,6 +48,53 @@ func lookRefusal(tf *ast.Taskfile) string {
 	}
 	return fmt.Sprintf("not shown: Taskfile.yml has a top-level dotenv: (%s), and go-task reads it, running the Taskfile's sh: variables, before it can show anything; asb's Taskfile has none (asb update restores it), and asb task --dry runs nothing of a folder",
 		strings.Join(tf.Dotenv, ", "))
+}
+
+// lookupFunc is the template function of go-task's (sprig's) that looks
+// a name up on the network: a template that calls it would make the host
+// send a query of the folder's choosing (the user's name, the folder's
+// path, spelled into a name under the attacker's domain) on a mere look.
+const lookupFunc = "getHostByName"
+
+// lookupRefusal says why the folder's Taskfiles cannot be looked at
+// without a network request, or "" when they can. go-task templates the
+// include paths while it reads the Taskfiles, and desc:, summary: and a
+// dry run's commands after, so every string of every Taskfile it reads
+// is checked first, as YAML decodes it (a "\x42" escape spells a B).
+func lookupRefusal(dir string) string {
+	files, err := outer.Taskfiles(dir)
+	if err != nil {
+		return "not shown: " + err.Error()
+	}
+	names := make([]string, 0, len(files))
+	for n := range files {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		if callsLookup(files[n]) {
+			return fmt.Sprintf("not shown: %s calls %s in a template, which looks a name up on the network from this host; asb task --list, --dry and --summary make no network request of a folder's choosing (asb's Taskfile calls none)", n, lookupFunc)
+		}
+	}
+	return ""
+}
+
+// callsLookup reports whether a string of the YAML document raw (a key or
+// a value) names lookupFunc; a document YAML cannot read is judged by its
+// bytes (go-task cannot read it either).
+func callsLookup(raw []byte) bool {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(raw, &doc); err != nil {
+		return bytes.Contains(raw, []byte(lookupFunc))
+	}
+	var walk func(n *yaml.Node) bool
+	walk = func(n *yaml.Node) bool {
+		if strings.Contains(n.Value, lookupFunc) {
+			return true
+		}
+		return slices.ContainsFunc(n.Content, walk)
+	}
+	return walk(&doc)
 }
 
 // disarm makes tf safe to look at: every sh: variable becomes the text of
