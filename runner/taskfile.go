@@ -127,6 +127,13 @@ type Include struct {
 	Optional  bool
 }
 
+// mayTagBinary reports whether a YAML document can tag a node binary:
+// the tag is tag:yaml.org,2002:binary, which only !!, !<…> or a %TAG
+// directive can spell.
+func mayTagBinary(raw []byte) bool {
+	return bytes.Contains(raw, []byte("!!")) || bytes.Contains(raw, []byte("!<")) || bytes.Contains(raw, []byte("%TAG"))
+}
+
 // ParseIncludes returns the includes of a Taskfile's content, read by
 // go-task's own parser.
 func ParseIncludes(raw []byte) ([]Include, error) {
@@ -134,8 +141,11 @@ func ParseIncludes(raw []byte) ([]Include, error) {
 	// warm path need not parse it whole: the word appears literally in any
 	// plain, single-quoted or block key; a double-quoted key can spell it
 	// only with a backslash escape; UTF-16 and UTF-32 (which the YAML
-	// parser decodes) hold NUL bytes.
-	if !bytes.Contains(raw, []byte("includes")) && !bytes.ContainsAny(raw, "\\\x00") {
+	// parser decodes) hold NUL bytes; and a key tagged binary holds base64
+	// (`!!binary aW5jbHVkZXM=` is includes to the parser), a tag that only
+	// a secondary handle (!!), a verbatim tag (!<…>) or a %TAG directive
+	// can name, its letters %-escaped or split across prefix and suffix.
+	if !bytes.Contains(raw, []byte("includes")) && !bytes.ContainsAny(raw, "\\\x00") && !mayTagBinary(raw) {
 		return nil, nil
 	}
 	var tf struct {

@@ -23,6 +23,10 @@ func TestParseIncludesSpellings(t *testing.T) {
 		"escaped":       []byte("version: '3'\n\"\\x69ncludes\":\n  x: ./sub/t.yml\n"),
 		"escaped break": []byte("version: '3'\n? \"incl\\\n  udes\"\n:\n  x: ./sub/t.yml\n"),
 		"utf-16":        utf16le("version: '3'\nincludes:\n  x: ./sub/t.yml\n"),
+		"binary":        []byte("version: '3'\n!!binary aW5jbHVkZXM=:\n  x: ./sub/t.yml\n"),
+		"binary escape": []byte("version: '3'\n!!%62inary aW5jbHVkZXM=:\n  x: ./sub/t.yml\n"),
+		"binary verb":   []byte("version: '3'\n!<tag:yaml.org,2002:binary> aW5jbHVkZXM=:\n  x: ./sub/t.yml\n"),
+		"binary %TAG":   []byte("%TAG !b! tag:yaml.org,2002:bi\n---\nversion: '3'\n!b!nary aW5jbHVkZXM=:\n  x: ./sub/t.yml\n"),
 	} {
 		incs, err := ParseIncludes(doc)
 		if err != nil || len(incs) != 1 || incs[0].Taskfile != "./sub/t.yml" || incs[0].Namespace != "x" {
