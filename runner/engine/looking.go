@@ -60,7 +60,8 @@ const lookupFunc = "getHostByName"
 // without a network request, or "" when they can. go-task templates the
 // include paths while it reads the Taskfiles, and desc:, summary: and a
 // dry run's commands after, so every string of every Taskfile it reads
-// is checked first, as YAML decodes it (a "\x42" escape spells a B).
+// is checked first, as YAML decodes it (a "\x42" escape spells a B, a
+// !!binary scalar is base64).
 func lookupRefusal(dir string) string {
 	files, err := outer.Taskfiles(dir)
 	if err != nil {
@@ -89,7 +90,8 @@ func callsLookup(raw []byte) bool {
 	}
 	var walk func(n *yaml.Node) bool
 	walk = func(n *yaml.Node) bool {
-		if strings.Contains(n.Value, lookupFunc) {
+		var text string // a !!binary scalar decodes from base64
+		if strings.Contains(n.Value, lookupFunc) || (n.Kind == yaml.ScalarNode && n.Decode(&text) == nil && strings.Contains(text, lookupFunc)) {
 			return true
 		}
 		return slices.ContainsFunc(n.Content, walk)
