@@ -36,9 +36,16 @@ type WarmIO struct {
 type flusher interface{ Flush() error }
 
 // terminal returns the streams the last command gets: the raw ones, once
-// what the printers hold has been written.
-func (w WarmIO) terminal() (out, errOut io.Writer) {
+// what the printers hold has been written, when it is an interactive
+// task's (session: the agent's interface, vm:shell); asb's printers
+// otherwise, as the engine gives any other task's command (asb task logs
+// and vm:exec print what the VM wrote, which must not reach the terminal
+// raw however the run was made).
+func (w WarmIO) terminal(session bool) (out, errOut io.Writer) {
 	out, errOut = w.Out, w.Err
+	if !session {
+		return out, errOut
+	}
 	for _, p := range []io.Writer{w.Out, w.Err} {
 		if f, ok := p.(flusher); ok {
 			_ = f.Flush()
@@ -146,7 +153,7 @@ func attachLast(r *WarmRecord, c WarmStep, argv []string, io WarmIO) error {
 	if len(argv) > 2 && filepath.Base(argv[0]) == "msb" && argv[1] == "exec" && vm != "" && slices.Contains(argv, vm) {
 		answers = []string{host.MSBNotFound(vm), host.MSBFailedStart(vm), host.MSBNotStartable(vm)}
 	}
-	out, errOut := io.terminal()
+	out, errOut := io.terminal(r.Session)
 	code, answered, err := Attach(argv, stepEnv(c), c.Dir, io.In, out, errOut, answers)
 	switch {
 	case err != nil:

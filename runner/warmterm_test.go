@@ -21,7 +21,7 @@ func TestWarmAttachGetsTheRawTerminal(t *testing.T) {
 	if err := os.MkdirAll(dir+"/.asb", 0o755); err != nil {
 		t.Fatal(err)
 	}
-	r := &WarmRecord{Key: WarmKey{Dir: dir}, Cmds: []WarmStep{WarmStep{
+	r := &WarmRecord{Key: WarmKey{Dir: dir}, Session: true, Cmds: []WarmStep{WarmStep{
 		Task: "agent", Kind: "cmd", Dir: dir,
 		Cmd: `env printf '\033[1mbold\r\n'`, Log: "task: [agent] printf '\x1b[1m'",
 	}.Judged()}}
@@ -36,5 +36,27 @@ func TestWarmAttachGetsTheRawTerminal(t *testing.T) {
 	}
 	if got := rawErr.String(); strings.Contains(got, "\x1b") || !strings.Contains(got, "^[") {
 		t.Errorf("asb's own line reached the terminal raw: %q", got)
+	}
+}
+
+// TestWarmAttachNotInteractiveIsPrinted: the last command of a task that is
+// not interactive (asb task logs, vm:exec: what the VM wrote, no terminal
+// of its own) is shown through asb's printer, as the engine's run shows it.
+func TestWarmAttachNotInteractiveIsPrinted(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(dir+"/.asb", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r := &WarmRecord{Key: WarmKey{Dir: dir}, Cmds: []WarmStep{WarmStep{
+		Task: "logs", Kind: "cmd", Dir: dir, Cmd: `env printf '\033]52;c;aGk=\007\n'`,
+	}.Judged()}}
+	var raw, rawErr bytes.Buffer
+	out, errOut := termtext.New(&raw), termtext.New(&rawErr)
+	io := WarmIO{In: strings.NewReader(""), Out: out, Err: errOut, TermOut: &raw, TermErr: &rawErr}
+	if err := RunWarm(context.Background(), r, io); err != nil {
+		t.Fatal(err)
+	}
+	if got := raw.String(); got != "^[]52;c;aGk=^G\n" {
+		t.Errorf("the command's output = %q, want it shown visibly", got)
 	}
 }
