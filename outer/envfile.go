@@ -3,7 +3,10 @@ package outer
 import (
 	"bufio"
 	"bytes"
+	"sort"
 	"strings"
+
+	"github.com/joho/godotenv"
 
 	"github.com/agents-sandbox/asb/schema"
 )
@@ -93,4 +96,55 @@ func (f *Folder) SecretRefs() []string {
 		refs = append(refs, ref)
 	}
 	return refs
+}
+
+// minSecretLen: shorter values are not masked (a letter would blank every
+// such letter; no credential is that short).
+const minSecretLen = 4
+
+// SecretValues are the values no output of the folder's files may show:
+// each value of secrets.env as godotenv reads it (asb secret exec's
+// reading) and as the line writes it (a line godotenv cannot read: the
+// whole line), and the environment's value of each variable secrets.yaml
+// binds; longest first. They never leave the process.
+func (f *Folder) SecretValues() []string {
+	var out []string
+	add := func(v string) {
+		if v = strings.TrimSpace(v); len(v) >= minSecretLen {
+			out = append(out, v)
+		}
+	}
+	if data, ok := f.Current(SecretsEnvFile); ok {
+		vals, err := godotenv.UnmarshalBytes(data)
+		for _, v := range vals {
+			add(v)
+		}
+		for line := range strings.SplitSeq(string(data), "\n") {
+			l := strings.TrimSpace(line)
+			_, v, isVar := strings.Cut(l, "=")
+			switch {
+			case l == "" || strings.HasPrefix(l, "#"):
+			case err != nil || !isVar:
+				add(l) // a line godotenv cannot read: all of it
+			default:
+				add(strings.Trim(strings.TrimSpace(v), `"'`)) // as written, escapes and all
+			}
+		}
+	}
+	for _, ref := range f.SecretRefs() {
+		if f.Getenv != nil {
+			add(f.Getenv(ref))
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return len(out[i]) > len(out[j]) })
+	return out
+}
+
+// MaskSecrets returns b with each of values (longest first) replaced by
+// *****.
+func MaskSecrets(b []byte, values []string) []byte {
+	for _, v := range values {
+		b = bytes.ReplaceAll(b, []byte(v), []byte("*****"))
+	}
+	return b
 }

@@ -42,7 +42,7 @@ func (v *Verdict) Explain(ctx context.Context, w io.Writer, git runner.Git) erro
 	} else {
 		v.printChanges(w, g)
 	}
-	return v.printFiles(ctx, w, git)
+	return v.printFiles(ctx, w, git, f.SecretValues())
 }
 
 // Print writes the grants, one line per kind.
@@ -145,8 +145,9 @@ func (v *Verdict) fileLabel(n string, tracked *folderfs.Tracked) (label string, 
 
 // printFiles lists the files that differ from the approved version (or,
 // with none, from asb's render), then the diffs of those that are not
-// asb's render.
-func (v *Verdict) printFiles(ctx context.Context, w io.Writer, git runner.Git) error {
+// asb's render, with every secret value (hide) masked: a copy of
+// secrets.env beside it (an editor's secrets.env~) is a file of the set.
+func (v *Verdict) printFiles(ctx context.Context, w io.Writer, git runner.Git, hide []string) error {
 	var approved map[string]string
 	if v.Last != nil {
 		approved = v.Last.Files
@@ -194,7 +195,7 @@ func (v *Verdict) printFiles(ctx context.Context, w io.Writer, git runner.Git) e
 		if !e.diff {
 			continue
 		}
-		printDiff(ctx, w, git, e.name, render.Files[e.name], v.Set.Files[e.name])
+		printDiff(ctx, w, git, e.name, MaskSecrets(render.Files[e.name], hide), MaskSecrets(v.Set.Files[e.name], hide))
 	}
 	return nil
 }

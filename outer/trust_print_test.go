@@ -21,7 +21,7 @@ func TestPrintFilesWithoutGitSaysSo(t *testing.T) {
 		Render: &TrustSet{Files: map[string][]byte{"opencode/opencode.json": []byte(`{}`)}},
 	}
 	var b bytes.Buffer
-	if err := v.printFiles(context.Background(), &b, runner.Git{}); err != nil {
+	if err := v.printFiles(context.Background(), &b, runner.Git{}, nil); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()
