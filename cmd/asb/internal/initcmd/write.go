@@ -284,7 +284,7 @@ func (o *Options) record(ctx context.Context, p *prepared, clone string, origin 
 		rec.Workspace = old.Workspace
 		if ok && got.URL != old.Workspace.URL {
 			fmt.Fprintf(o.IO.ErrOut, "asb: workspace/'s origin is now %s; %s keeps %s (the VM can write workspace/.git): edit %s to change it\n",
-				got.URL, schema.RecordFile, old.Workspace.URL, schema.RecordFile)
+				schema.RedactOrigin(got.URL), schema.RecordFile, schema.RedactOrigin(old.Workspace.URL), schema.RecordFile)
 		}
 	case ok && schema.CheckRecordedOrigin(got.URL) == nil:
 		rec.Workspace = got
