@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agents-sandbox/asb/runner"
 	"github.com/agents-sandbox/asb/schema"
 )
 
@@ -244,5 +245,13 @@ func TestRecordedPortIsCheckedAgain(t *testing.T) {
 				t.Errorf("usable = %q; want keep %v (%q)", why, c.keep, c.message)
 			}
 		})
+	}
+}
+
+// TestLookingEnvDropsThePassword: a run that only looks never gets the
+// server's password, though it keeps asb's other ASB_ variables.
+func TestLookingEnvDropsThePassword(t *testing.T) {
+	if got := runner.LookingEnv([]string{PasswordVar + "=pw", "ASB_BUILDER=podman"}); len(got) != 1 || got[0] != "ASB_BUILDER=podman" {
+		t.Errorf("LookingEnv = %q, want only ASB_BUILDER", got)
 	}
 }
