@@ -101,7 +101,9 @@ func ReadTrustSet(dir string) (*TrustSet, error) {
 // untrusted ones and those git ignores that nothing reads (ignored.go),
 // every file under toolchain/ but the host's CA copies asb writes there,
 // the agents' config folders, every Taskfile the Taskfile includes
-// (trust_includes.go), and asb.yaml's answers. A link among them, or a
+// (trust_includes.go), every other file git tracks below the top but in
+// workspace/ and asb's own folders (trust_tracked.go), and asb.yaml's
+// answers. A link among them, or a
 // special file, is an error: asb would not know what it runs. It returns
 // the set and the folder's stamps: everything it read (for the cache).
 func readTrustSet(dir string, sc trustScope) (*TrustSet, *stamps, error) {
@@ -143,6 +145,9 @@ func readTrustSet(dir string, sc trustScope) (*TrustSet, *stamps, error) {
 		return nil, nil, err
 	}
 	if err := s.dropIgnored(root, st); err != nil {
+		return nil, nil, err
+	}
+	if err := s.readTrackedSub(root, sc, st); err != nil {
 		return nil, nil, err
 	}
 	if err := s.readAnswers(root, st); err != nil {
@@ -343,8 +348,9 @@ func renderTrustSet(dir string, tree fs.FS, sc trustScope) (*TrustSet, error) {
 		return nil, err
 	}
 	s := &TrustSet{Files: map[string][]byte{AnswersFile: answersOf(rec)}}
+	sub := sc.trackedSub(dir) // as readTrackedSub reads them
 	for _, f := range plan.Files {
-		if !f.Dir && sc.has(f.Path) {
+		if !f.Dir && (sc.has(f.Path) || sub[f.Path]) {
 			s.Files[f.Path] = f.Content
 		}
 	}

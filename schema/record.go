@@ -147,11 +147,14 @@ func MarshalRecord(r *Record) ([]byte, error) {
 //go:embed sandbox.schema.json secrets.schema.json
 var jsonSchemas embed.FS
 
+// JSONSchemaNames are the file names of JSONSchemas.
+var JSONSchemaNames = []string{"sandbox.schema.json", "secrets.schema.json"}
+
 // JSONSchemas are the JSON Schemas of sandbox.yaml and secrets.yaml, by
 // file name; asb writes them into each outer folder's .schemas/.
 func JSONSchemas() map[string][]byte {
 	out := map[string][]byte{}
-	for _, n := range []string{"sandbox.schema.json", "secrets.schema.json"} {
+	for _, n := range JSONSchemaNames {
 		b, _ := jsonSchemas.ReadFile(n)
 		out[n] = b
 	}

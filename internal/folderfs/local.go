@@ -46,6 +46,9 @@ type Tracked struct {
 	// when something under it is tracked). Not cached: only the trust
 	// check reads it, when it runs in full.
 	Top []string `json:"-"`
+	// Sub lists the tracked paths below the top but under .asb/, relative
+	// to the folder; not cached, as Top.
+	Sub []string `json:"-"`
 	// Unknown: the index could not be read; every file of .asb/ counts
 	// as tracked.
 	Unknown bool `json:"unknown,omitempty"`
@@ -196,10 +199,13 @@ func readIndex(repo Repo, st Stamp) (*Tracked, error) {
 		if !ok {
 			continue
 		}
-		if inState(rel) {
+		top, _, nested := strings.Cut(rel, "/")
+		switch {
+		case inState(rel):
 			t.State = append(t.State, rel)
+		case nested:
+			t.Sub = append(t.Sub, rel)
 		}
-		top, _, _ := strings.Cut(rel, "/")
 		if top != "" && (len(t.Top) == 0 || t.Top[len(t.Top)-1] != top) {
 			t.Top = append(t.Top, top)
 		}
