@@ -3,12 +3,19 @@ package serve
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"errors"
+	"io"
+	"io/fs"
 	"strings"
 
 	"github.com/agents-sandbox/asb/generator"
+	"github.com/agents-sandbox/asb/internal/folderfs"
 	"github.com/agents-sandbox/asb/outer"
+	"github.com/agents-sandbox/asb/runner"
+	"github.com/agents-sandbox/asb/schema"
 )
 
 // PasswordVar is the variable of secrets.env holding the server's password.
@@ -34,12 +41,27 @@ func EnvValue(data []byte, name string) string {
 
 // Password returns the server's password: the environment's, else
 // secrets.env's, else a new one (32 random bytes) that it appends to
-// secrets.env (0600). created says a new one was written.
-func Password(f *outer.Folder, getenv func(string) string) (pw string, created bool, err error) {
+// secrets.env (0600). created says a new one was written. It writes
+// secrets.env as every writer of the folder does: under the folder's lock
+// (saying on w when it waits), appending to the file as it is then, not as
+// it was when the folder was opened, so that an `asb secret add` or `asb
+// sync` meanwhile keeps its lines.
+func Password(ctx context.Context, f *outer.Folder, getenv func(string) string, w io.Writer) (pw string, created bool, err error) {
 	if v := getenv(PasswordVar); v != "" {
 		return v, false, nil
 	}
-	data, exists := f.Current(outer.SecretsEnvFile)
+	if data, _ := f.Current(outer.SecretsEnvFile); EnvValue(data, PasswordVar) != "" {
+		return EnvValue(data, PasswordVar), false, nil
+	}
+	lock, err := runner.LockFolder(ctx, f.Dir, "asb serve", w)
+	if err != nil {
+		return "", false, err
+	}
+	defer lock.Release()
+	data, exists, err := readEnvFile(f.Dir)
+	if err != nil {
+		return "", false, err
+	}
 	if v := EnvValue(data, PasswordVar); v != "" {
 		return v, false, nil
 	}
@@ -61,4 +83,22 @@ func Password(f *outer.Folder, getenv func(string) string) (pw string, created b
 		return "", false, err
 	}
 	return pw, true, nil
+}
+
+// readEnvFile reads secrets.env as it is now, through the folder's confined
+// root; exists is false when there is none.
+func readEnvFile(dir string) (data []byte, exists bool, err error) {
+	r, err := folderfs.Open(dir)
+	if err != nil {
+		return nil, false, err
+	}
+	defer r.Close()
+	data, err = r.ReadFile(outer.SecretsEnvFile, schema.MaxFileSize)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, folderfs.Explain(outer.SecretsEnvFile, err)
+	}
+	return data, true, nil
 }

@@ -67,7 +67,7 @@ func Ensure(ctx context.Context, f *outer.Folder, agent schema.Agent, d Deps) (*
 	if err != nil {
 		return nil, err
 	}
-	pw, created, err := Password(f, d.Getenv)
+	pw, created, err := Password(ctx, f, d.Getenv, d.Out)
 	if err != nil {
 		return nil, err
 	}
