@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/agents-sandbox/asb/internal/folderfs"
+	"github.com/agents-sandbox/asb/schema"
 )
 
 // WriteFileAtomic replaces dir/rel with data: it writes a staging file in
@@ -206,8 +207,8 @@ const StagingPattern = ".*" + folderfs.StagingInfix + "*"
 var stagingRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\..+\.asb-[0-9a-f]+$`) })
 
 // CleanStaging removes the staging files a write that was killed left in
-// the folder dir (workspace/, .git and node_modules are not looked into;
-// links are not followed), and returns their paths relative to dir. A live
+// the folder dir (workspace/, a session's checkout, .git and node_modules
+// are not looked into; links are not followed), and returns their paths relative to dir. A live
 // write's staging files are locked while it writes, and left alone
 // (folderfs.RemoveStaging), whether or not that write holds the folder's
 // lock: asb task writes its state and records under its run lock only.
@@ -228,7 +229,7 @@ func CleanStaging(dir string) ([]string, error) {
 			}
 			return nil // a folder that cannot be read holds nothing asb staged
 		}
-		if d.IsDir() && p != "." && (d.Name() == ".git" || p == "workspace" || d.Name() == "node_modules") {
+		if d.IsDir() && p != "." && (d.Name() == ".git" || p == "workspace" || d.Name() == "node_modules" || sessionCheckout(p)) {
 			return fs.SkipDir
 		}
 		if d.Type().IsRegular() && stagingRe().MatchString(d.Name()) {
@@ -243,4 +244,12 @@ func CleanStaging(dir string) ([]string, error) {
 		return nil
 	})
 	return removed, err
+}
+
+// sessionCheckout reports whether p (slash-separated, relative to the outer
+// folder) is a session's checkout, .asb/sessions/NAME/workspace: the
+// project on another branch, /workspace of the session's VM, whose files
+// are the user's and the agent's, never asb's staging, as workspace/'s.
+func sessionCheckout(p string) bool {
+	return path.Base(p) == "workspace" && path.Dir(path.Dir(p)) == schema.SessionsDir
 }
