@@ -134,14 +134,18 @@ func (o *Options) startGitInit(ctx context.Context, dir string) (*pendingGit, er
 		return g, nil
 	}
 	gitDir := filepath.Join(dir, ".git")
-	if g.hadGit = dirExists(gitDir); g.hadGit && runner.NoHistory(dir) {
+	// Any .git that is there is not this run's, whatever it is: a file (a
+	// worktree's or a submodule's pointer) or a link is the user's, and
+	// never taken back. Only a real folder without history is what a
+	// killed git init leaves.
+	fi, err := os.Lstat(gitDir)
+	if g.hadGit = err == nil; g.hadGit && fi.IsDir() && runner.NoHistory(dir) {
 		// What a killed git init left, locks and all: start again.
 		if err := os.RemoveAll(gitDir); err != nil {
 			return nil, fmt.Errorf("remove the .git a killed git init left: %w", err)
 		}
 		g.hadGit = false
 	}
-	var err error
 	if g.made, err = mkdirAllTracked(dir); err != nil {
 		return nil, err
 	}
