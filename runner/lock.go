@@ -33,15 +33,39 @@ type Lock struct {
 // waiting as long as another process holds it and ctx allows. The first
 // time it has to wait it calls waiting with what the holder wrote (its pid
 // and command). Once held, it records holder in the file.
+//
+// The folder's lock lives in the shared temporary folder under a name any
+// local user can compute (FolderLockPath), and the lock file is truncated
+// and written: a link planted at that name is never followed (it would
+// empty the file it names), and a file another user made is refused.
 func AcquireLock(ctx context.Context, path, holder string, waiting func(holder string)) (*Lock, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0o644)
 	if err != nil {
-		return nil, fmt.Errorf("lock %s: %w", path, err)
+		return nil, fmt.Errorf("lock %s: %w (a link or a file of another user there is refused: remove it)", path, err)
+	}
+	if err := ownLockFile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("lock %s: %w; remove it", path, err)
 	}
 	return lockFile(ctx, f, path, holder, waiting)
+}
+
+// ownLockFile refuses a lock file that is not a regular file of this user.
+func ownLockFile(f *os.File) error {
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if !fi.Mode().IsRegular() {
+		return fmt.Errorf("not a regular file")
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Geteuid() {
+		return fmt.Errorf("owned by another user (uid %d)", st.Uid)
+	}
+	return nil
 }
 
 // AcquireFolderLock is AcquireLock on the file rel of the outer folder dir
