@@ -193,3 +193,11 @@ func notDirHint(err error) error {
 	}
 	return err
 }
+
+// WroteHere reports whether this machine's record of what asb wrote in
+// the folder of r (ManifestPath, never one a clone carried) says asb wrote
+// rel with exactly content.
+func WroteHere(r *folderfs.Root, rel string, content []byte) bool {
+	d, ok := readManifest(r).Files[rel]
+	return ok && d == digest(content)
+}

@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/agents-sandbox/asb/generator"
+	"github.com/agents-sandbox/asb/internal/folderfs"
 	"github.com/agents-sandbox/asb/schema"
 )
 
@@ -489,5 +490,25 @@ func TestCancelledContextWritesNothing(t *testing.T) {
 	}
 	if _, err := os.Lstat(root); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("a cancelled Apply left %s", root)
+	}
+}
+
+// TestWroteHere: this machine's record says what asb wrote, with what
+// content; a file it did not write, or wrote otherwise, is not its.
+func TestWroteHere(t *testing.T) {
+	root := t.TempDir()
+	p := mustRender(t, generator.DefaultOptions("opencode", "demo"))
+	apply(t, root, p, generator.WriteOptions{})
+	r, err := folderfs.Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	tf := read(t, filepath.Join(root, "Taskfile.yml"))
+	if !generator.WroteHere(r, "Taskfile.yml", []byte(tf)) {
+		t.Error("the Taskfile asb wrote is not recorded as written here")
+	}
+	if generator.WroteHere(r, "Taskfile.yml", []byte(tf+"# edited\n")) || generator.WroteHere(r, "notes.txt", []byte(tf)) {
+		t.Error("content or a file asb did not write is recorded as written here")
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"slices"
 	"sort"
 	"strings"
 
@@ -163,7 +164,8 @@ func (u *UpdatePlan) mergeOne(ctx context.Context, root *folderfs.Root, f genera
 }
 
 // dropped plans the files the new templates no longer make: removed when
-// the user had not edited them, kept (and named) when they had.
+// the user had not edited them and git tracks them, kept (and named)
+// otherwise (removable).
 func (u *UpdatePlan) dropped(root *folderfs.Root, made map[string]bool) error {
 	var bases []string
 	err := fs.WalkDir(root.FS(), schema.BaseDir, func(p string, d fs.DirEntry, err error) error {
@@ -177,6 +179,10 @@ func (u *UpdatePlan) dropped(root *folderfs.Root, made map[string]bool) error {
 		return fmt.Errorf("%s: %w", schema.BaseDir, folderfs.Explain(schema.BaseDir, err))
 	}
 	sort.Strings(bases)
+	tracked, err := folderfs.ReadTracked(root.Dir())
+	if err != nil {
+		return err
+	}
 	for _, rel := range bases {
 		if made[rel] {
 			continue
@@ -192,14 +198,36 @@ func (u *UpdatePlan) dropped(root *folderfs.Root, made map[string]bool) error {
 		u.drop = append(u.drop, generator.BasePath(rel))
 		switch {
 		case !ok:
-		case bytes.Equal(ours, base):
+		case !bytes.Equal(ours, base):
+			u.Steps = append(u.Steps, UpdateStep{Path: rel, Action: "kept-dropped", Why: "the templates no longer make it; kept, since you edited it", Before: ours, After: ours})
+		case !removable(tracked, rel) && !generator.WroteHere(root, rel, ours):
+			u.Steps = append(u.Steps, UpdateStep{Path: rel, Action: "kept-dropped", Why: "the templates no longer make it; kept, since neither the outer folder's git tracks it nor asb wrote it here (remove it yourself if nothing uses it)", Before: ours, After: ours})
+		default:
 			u.Steps = append(u.Steps, UpdateStep{Path: rel, Action: "removed", Why: "the templates no longer make it; you had not edited it", Before: ours})
 			u.drop = append(u.drop, rel)
-		default:
-			u.Steps = append(u.Steps, UpdateStep{Path: rel, Action: "kept-dropped", Why: "the templates no longer make it; kept, since you edited it", Before: ours, After: ours})
 		}
 	}
 	return nil
+}
+
+// removable reports whether an update may remove rel, a file the
+// templates no longer make that equals its copy in .asb-base/: one the
+// outer folder's git tracks (what a pull could remove as well), never one
+// in workspace/ or asb's and go-task's own folders; else (dropped) only
+// one this machine's record says asb wrote as it is. .asb-base/ comes
+// with a clone: a pushed .asb-base/workspace/README.md holding what the
+// project's README holds would otherwise have an update remove the
+// project's file, or the user's own untracked notes.txt
+// (hostile_conf_update_drop.txtar).
+func removable(t *folderfs.Tracked, rel string) bool {
+	top, _, nested := strings.Cut(rel, "/")
+	if t == nil || t.Index == "" || t.Unknown || slices.ContainsFunc(subExcluded, func(d string) bool { return strings.EqualFold(d, top) }) {
+		return false
+	}
+	if nested {
+		return slices.Contains(t.Sub, rel)
+	}
+	return slices.Contains(t.Top, rel)
 }
 
 // Apply writes the update all or nothing, then removes the dropped files,
