@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -34,10 +35,10 @@ type Lock struct {
 // time it has to wait it calls waiting with what the holder wrote (its pid
 // and command). Once held, it records holder in the file.
 //
-// The folder's lock lives in the shared temporary folder under a name any
-// local user can compute (FolderLockPath), and the lock file is truncated
-// and written: a link planted at that name is never followed (it would
-// empty the file it names), and a file another user made is refused.
+// The lock file is truncated and written: a link at its name is never
+// followed (it would empty the file it names), and a file another user
+// made is refused. (A folder's lock is in this user's own folder,
+// lockDir, where no one else can plant either.)
 func AcquireLock(ctx context.Context, path, holder string, waiting func(holder string)) (*Lock, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("lock %s: %w", path, err)
@@ -149,20 +150,58 @@ func Holder(what string, now time.Time) string {
 
 // FolderLockPath is the lock of the outer folder dir (init, re-init and
 // the edit commands hold it while they read and write the folder's
-// files). It lives in the temporary folder, keyed by dir's resolved path:
-// it exists before dir does (two inits into one new folder), and no undo of
-// a failed init can delete it from under a run that waits for it.
+// files). It lives in this user's folder of the temporary folder
+// (lockDir), keyed by dir's resolved path: it exists before dir does (two
+// inits into one new folder), and no undo of a failed init can delete it
+// from under a run that waits for it.
 func FolderLockPath(dir string) string {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		abs = dir
 	}
 	sum := sha256.Sum256([]byte(schema.ResolvePath(filepath.Clean(abs))))
-	return filepath.Join(os.TempDir(), "asb-folder-"+hex.EncodeToString(sum[:10])+".lock")
+	return filepath.Join(lockDir(), "folder-"+hex.EncodeToString(sum[:10])+".lock")
+}
+
+// lockDir is this user's folder of folder locks, asb-UID in the temporary
+// folder, as tmux keeps its sockets: in the shared /tmp a lock's name is
+// one any local user can compute, and a file or a link planted there
+// would block asb or, followed, have it empty the file the link names.
+func lockDir() string {
+	return filepath.Join(os.TempDir(), fmt.Sprintf("asb-%d", os.Geteuid()))
+}
+
+// ensureLockDir makes lockDir (0700) and refuses one that is a link, not a
+// folder, or another user's; one of this user's that others may write is
+// made private again.
+func ensureLockDir() error {
+	d := lockDir()
+	if err := os.Mkdir(d, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("the folder of asb's locks %s: %w", d, err)
+	}
+	fi, err := os.Lstat(d)
+	if err != nil {
+		return fmt.Errorf("the folder of asb's locks %s: %w", d, err)
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	switch {
+	case !fi.IsDir():
+		return fmt.Errorf("the folder of asb's locks %s is a link or a file, not a folder: remove it", d)
+	case ok && int(st.Uid) != os.Geteuid():
+		return fmt.Errorf("the folder of asb's locks %s belongs to another user (uid %d): remove it, or set TMPDIR to a folder of your own", d, st.Uid)
+	case fi.Mode().Perm()&0o077 != 0:
+		if err := os.Chmod(d, 0o700); err != nil {
+			return fmt.Errorf("the folder of asb's locks %s: %w", d, err)
+		}
+	}
+	return nil
 }
 
 // LockFolder takes FolderLockPath(dir), saying on w when it waits.
 func LockFolder(ctx context.Context, dir, what string, w io.Writer) (*Lock, error) {
+	if err := ensureLockDir(); err != nil {
+		return nil, err
+	}
 	return AcquireLock(ctx, FolderLockPath(dir), Holder(what, time.Now()), func(holder string) {
 		fmt.Fprintf(w, "asb: waiting for another asb changing %s (%s)…\n", dir, holder)
 	})
@@ -173,8 +212,10 @@ func LockFolder(ctx context.Context, dir, what string, w io.Writer) (*Lock, erro
 func TryLockFolder(dir, what string) (*Lock, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var l *Lock
-	var err error
-	l, err = AcquireLock(ctx, FolderLockPath(dir), Holder(what, time.Now()), func(string) { cancel() })
+	err := ensureLockDir()
+	if err == nil {
+		l, err = AcquireLock(ctx, FolderLockPath(dir), Holder(what, time.Now()), func(string) { cancel() })
+	}
 	cancel()
 	if err != nil && errors.Is(err, context.Canceled) {
 		return nil, nil
