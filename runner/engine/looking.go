@@ -2,8 +2,10 @@ package engine
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
+	"net"
 	"slices"
 	"strings"
 
@@ -24,6 +26,7 @@ import (
 // terminal never does). A Taskfile that cannot be looked at without running
 // some of it is refused (lookRefusal).
 func lookingIO(spec runner.EngineSpec, stdio Stdio) (_ Stdio, secrets []string, flush func(), err error) {
+	noNameServer()
 	if why := lookupRefusal(spec.Dir); why != "" {
 		return stdio, nil, nil, errors.New(why)
 	}
@@ -48,6 +51,20 @@ func lookRefusal(tf *ast.Taskfile) string {
 	}
 	return fmt.Sprintf("not shown: Taskfile.yml has a top-level dotenv: (%s), and go-task reads it, running the Taskfile's sh: variables, before it can show anything; asb's Taskfile has none (asb update restores it), and asb task --dry runs nothing of a folder",
 		strings.Join(tf.Dotenv, ", "))
+}
+
+// errNoNameServer is what a looking run's resolver answers.
+var errNoNameServer = errors.New("a looking run of asb task asks no name server")
+
+// noNameServer makes this process's resolver dial nothing: whatever a
+// template of a looking run calls (go-task's getHostByName today, which
+// lookupRefusal refuses by name; a function a later go-task adds), no
+// query leaves the host. A name /etc/hosts holds still resolves, from the
+// file. The process is this one run's.
+func noNameServer() {
+	net.DefaultResolver = &net.Resolver{PreferGo: true, Dial: func(context.Context, string, string) (net.Conn, error) {
+		return nil, errNoNameServer
+	}}
 }
 
 // lookupFunc is the template function of go-task's (sprig's) that looks
