@@ -14,15 +14,17 @@ import (
 // a Taskfile's approved line `sh ./scripts/lint.sh` covers the line, not
 // the script: so every file git tracks below the top is in the set too
 // (besides the folders read whole), but those of workspace/ (the VM's, and
-// no clone's: the outer repository ignores it) and of asb's and go-task's
-// own folders (.asb/, .task/, which no asb reads from a clone). A file
+// no clone's: the outer repository ignores it). A file git tracks in asb's
+// and go-task's own folders (.asb/, .task/) counts too: no asb reads it
+// from a clone, but the Taskfile may run it (`sh ./.task/lint.sh`), and
+// asb writes no tracked file there. A file
 // nobody tracks below the top is this machine's (a clone or a pull writes
 // only tracked files), and not in the set. Without a repository asb can
 // read, nothing below the top counts but the folders read whole: no clone
 // brought the folder.
 
 // subExcluded are the top folders whose tracked files are not in the set.
-var subExcluded = []string{WorkspaceDir, folderfs.StateDir, ".task", ".git"}
+var subExcluded = []string{WorkspaceDir, ".git"}
 
 // subInSet reports whether the tracked path rel (below the top) is in the
 // set when no other rule puts it there: not under an excluded folder (in

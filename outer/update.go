@@ -221,7 +221,7 @@ func (u *UpdatePlan) dropped(root *folderfs.Root, made map[string]bool) error {
 // (hostile_conf_update_drop.txtar).
 func removable(t *folderfs.Tracked, rel string) bool {
 	top, _, nested := strings.Cut(rel, "/")
-	if t == nil || t.Index == "" || t.Unknown || slices.ContainsFunc(subExcluded, func(d string) bool { return strings.EqualFold(d, top) }) {
+	if t == nil || t.Index == "" || t.Unknown || slices.ContainsFunc(keptFolders, func(d string) bool { return strings.EqualFold(d, top) }) {
 		return false
 	}
 	if nested {
@@ -229,6 +229,9 @@ func removable(t *folderfs.Tracked, rel string) bool {
 	}
 	return slices.Contains(t.Top, rel)
 }
+
+// keptFolders are the top folders an update never removes a file of.
+var keptFolders = []string{WorkspaceDir, folderfs.StateDir, ".task", ".git"}
 
 // Apply writes the update all or nothing, then removes the dropped files,
 // all through the folder's confined root.
