@@ -3,6 +3,8 @@ package outer
 import (
 	"errors"
 	"io/fs"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -23,22 +25,42 @@ import (
 // read, nothing below the top counts but the folders read whole: no clone
 // brought the folder.
 
-// subExcluded are the top folders whose tracked files are not in the set.
-var subExcluded = []string{WorkspaceDir, ".git"}
-
 // subInSet reports whether the tracked path rel (below the top) is in the
-// set when no other rule puts it there: not under an excluded folder (in
-// any case: on macOS a committed Workspace/ is workspace/), nor under a
-// folder read whole, nor one of the editors' schemas asb writes in
-// .schemas/ (data nothing runs; any other file there counts). Those two
-// are left out as README.md is at the top: a folder approved before its
-// first commit stays approved when the commit adds them to the index.
-func (sc trustScope) subInSet(rel string) bool {
+// set when no other rule puts it there: not under workspace/ (isWorkspace:
+// the folder itself, whatever the case a commit spells it in), nor under
+// .git, nor under a folder read whole, nor one of the editors' schemas asb
+// writes in .schemas/ (data nothing runs; any other file there counts).
+// Those two are left out as README.md is at the top: a folder approved
+// before its first commit stays approved when the commit adds them to the
+// index.
+func (sc trustScope) subInSet(rel string, isWorkspace func(top string) bool) bool {
 	top, name, nested := strings.Cut(rel, "/")
-	if !nested || sc.tree(top) || slices.ContainsFunc(subExcluded, func(d string) bool { return strings.EqualFold(d, top) }) {
+	if !nested || sc.tree(top) || strings.EqualFold(top, ".git") || isWorkspace(top) {
 		return false
 	}
 	return top != schema.SchemaDir || !slices.Contains(schema.JSONSchemaNames, name)
+}
+
+// workspaceIn says whether a top folder of dir is its workspace/: by name,
+// or, spelled in another case, by being the same folder (on macOS's file
+// system a committed Workspace/ is workspace/). On Linux's, Workspace/ is
+// a folder of the clone like scripts/, and its tracked files count
+// (hostile_fix_workspace_case.txtar).
+func workspaceIn(dir string) func(top string) bool {
+	return func(top string) bool {
+		if top == WorkspaceDir {
+			return true
+		}
+		if !strings.EqualFold(top, WorkspaceDir) {
+			return false
+		}
+		a, err := os.Lstat(filepath.Join(dir, top))
+		if err != nil {
+			return false
+		}
+		b, err := os.Lstat(filepath.Join(dir, WorkspaceDir))
+		return err == nil && os.SameFile(a, b)
+	}
 }
 
 // readTrackedSub adds the tracked files below the top that no rule above
@@ -50,8 +72,9 @@ func (s *TrustSet) readTrackedSub(root *folderfs.Root, sc trustScope, st *stamps
 	if st.tracked == nil {
 		return nil
 	}
+	isWorkspace := workspaceIn(root.Dir())
 	for _, rel := range st.tracked.Sub {
-		if _, read := s.Files[rel]; read || !sc.subInSet(rel) {
+		if _, read := s.Files[rel]; read || !sc.subInSet(rel, isWorkspace) {
 			continue
 		}
 		fi, err := root.Lstat(rel)
@@ -79,8 +102,9 @@ func (sc trustScope) trackedSub(dir string) map[string]bool {
 		return nil
 	}
 	out := map[string]bool{}
+	isWorkspace := workspaceIn(dir)
 	for _, rel := range t.Sub {
-		if sc.subInSet(rel) {
+		if sc.subInSet(rel, isWorkspace) {
 			out[rel] = true
 		}
 	}
