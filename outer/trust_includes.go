@@ -110,6 +110,11 @@ func includePath(file string, inc runner.Include) (string, error) {
 		// (execext.ExpandLiteral): ./tasks${X:-}/a.yml is ./tasks/a.yml to
 		// it, a missing file to a literal reading.
 		return refuse("its path holds a $, which go-task expands from the environment when it runs")
+	case strings.ContainsAny(t, "\\`"):
+		// The same reading takes a backslash as an escape (one before a
+		// line break joins the lines: ./work\<newline>space/a.yml is
+		// ./workspace/a.yml, the VM's) and a backquote as a command.
+		return refuse("its path holds a \\ or a `, which go-task reads as a shell word's escape or command")
 	case strings.Contains(t, "://") || strings.HasPrefix(t, "git@"):
 		return refuse("it is fetched from elsewhere")
 	case path.IsAbs(t) || strings.HasPrefix(t, "~"):
