@@ -2,6 +2,7 @@ package outer
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -66,8 +67,9 @@ func workspaceIn(dir string) func(top string) bool {
 // readTrackedSub adds the tracked files below the top that no rule above
 // read (st.tracked: the index dropIgnored read). A tracked file missing
 // here is stamped as missing (nothing runs it; its return changes the
-// verdict), a folder in its place (a submodule's) is left out, and a link
-// is refused as readFile refuses one.
+// verdict), a folder in its place (a sparse index's, a submodule's) is
+// left out, and a link is refused as readFile refuses one. A submodule's
+// files are read from its own index (readSubmodule).
 func (s *TrustSet) readTrackedSub(root *folderfs.Root, sc trustScope, st *stamps) error {
 	if st.tracked == nil {
 		return nil
@@ -88,6 +90,78 @@ func (s *TrustSet) readTrackedSub(root *folderfs.Root, sc trustScope, st *stamps
 			continue
 		}
 		if err := s.readFile(root, rel, fs.FileInfoToDirEntry(fi), st); err != nil {
+			return err
+		}
+	}
+	for _, g := range st.tracked.Gitlinks {
+		top, _, nested := strings.Cut(g, "/")
+		if nested && !sc.subInSet(g, isWorkspace) || !nested && (sc.tree(top) || strings.EqualFold(top, ".git") || isWorkspace(top)) {
+			continue
+		}
+		if err := s.readSubmodule(root, g, st, 0); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// maxSubmoduleDepth bounds the submodules of submodules asb reads.
+const maxSubmoduleDepth = 8
+
+// readSubmodule adds the files the submodule checked out at rel tracks,
+// as its own index lists them: a clone with --recurse-submodules (or a
+// submodule update) brings them, and the Taskfile may run them (`sh
+// ./tools/lint.sh`), while the outer index holds one entry for the whole
+// folder (hostile_fix_submodule_script.txtar). One not checked out adds
+// nothing; its folder's stamp changes when it is.
+func (s *TrustSet) readSubmodule(root *folderfs.Root, rel string, st *stamps, depth int) error {
+	st.add(rel)
+	fi, err := root.Lstat(rel)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return folderfs.Explain(rel, err)
+	case !fi.IsDir():
+		return nil // a file in its place is read as any tracked file would be
+	case depth >= maxSubmoduleDepth:
+		return fmt.Errorf("%s: submodules more than %d deep: asb approves no folder it cannot read whole", rel, maxSubmoduleDepth)
+	}
+	st.add(rel + "/.git")
+	if _, err := root.Lstat(rel + "/.git"); err != nil {
+		return nil //nolint:nilerr // not checked out: nothing of it is here
+	}
+	repo, ok, err := folderfs.FindRepo(filepath.Join(root.Dir(), filepath.FromSlash(rel)))
+	if err != nil || !ok || repo.Prefix != "" {
+		return fmt.Errorf("%s is a submodule whose repository asb cannot read (%v): asb approves no folder it cannot read whole", rel, err)
+	}
+	ix, stamp, err := folderfs.ReadIndex(repo.Index)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%s is a submodule whose index asb cannot read: %w", rel, err)
+	}
+	st.putAbs(repo.Index, stamp)
+	for _, p := range ix.Paths {
+		sub := rel + "/" + p
+		if _, read := s.Files[sub]; read {
+			continue
+		}
+		if slices.Contains(ix.Gitlinks, p) {
+			if err := s.readSubmodule(root, sub, st, depth+1); err != nil {
+				return err
+			}
+			continue
+		}
+		fi, err := root.Lstat(sub)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			st.add(sub)
+			continue
+		case err != nil:
+			return folderfs.Explain(sub, err)
+		case fi.IsDir():
+			continue
+		}
+		if err := s.readFile(root, sub, fs.FileInfoToDirEntry(fi), st); err != nil {
 			return err
 		}
 	}

@@ -90,26 +90,41 @@ func WorktreeGitDir(root, dotgit string) (string, error) {
 // The stamp is the one of the file read (git replaces the index by a
 // rename, so a later stamp of the path that differs means a new index).
 func IndexPaths(path string) ([]string, Stamp, error) {
+	ix, st, err := ReadIndex(path)
+	return ix.Paths, st, err
+}
+
+// Index is what asb reads of a git index.
+type Index struct {
+	Paths []string // every entry's path
+	// Gitlinks are the paths of the submodules' entries (mode 160000):
+	// a folder whose files the submodule's own index lists.
+	Gitlinks []string
+}
+
+// ReadIndex is IndexPaths with the submodules' entries named too.
+func ReadIndex(path string) (Index, Stamp, error) {
 	raw, st, err := readIndexFile(path)
 	if err != nil {
-		return nil, st, err
+		return Index{}, st, err
 	}
-	paths, shared, err := parseIndex(raw)
+	ix, shared, err := parseIndex(raw)
 	if err != nil {
-		return nil, st, fmt.Errorf("%s: %w", path, err)
+		return Index{}, st, fmt.Errorf("%s: %w", path, err)
 	}
 	if shared != "" {
 		sraw, _, err := readIndexFile(filepath.Join(filepath.Dir(path), "sharedindex."+shared))
 		if err != nil {
-			return nil, st, fmt.Errorf("the split index's shared part: %w", err)
+			return Index{}, st, fmt.Errorf("the split index's shared part: %w", err)
 		}
 		more, _, err := parseIndex(sraw)
 		if err != nil {
-			return nil, st, fmt.Errorf("the split index's shared part: %w", err)
+			return Index{}, st, fmt.Errorf("the split index's shared part: %w", err)
 		}
-		paths = append(paths, more...)
+		ix.Paths = append(ix.Paths, more.Paths...)
+		ix.Gitlinks = append(ix.Gitlinks, more.Gitlinks...)
 	}
-	return paths, st, nil
+	return ix, st, nil
 }
 
 func readIndexFile(path string) ([]byte, Stamp, error) {
@@ -139,49 +154,51 @@ var errIndex = errors.New("not a git index asb can read")
 // part's name. The object id's size (20 or 32 bytes) is the one with which
 // the entries and extensions end exactly where the trailing checksum
 // starts.
-func parseIndex(raw []byte) (paths []string, shared string, err error) {
+func parseIndex(raw []byte) (ix Index, shared string, err error) {
 	for _, hashLen := range []int{20, 32} {
-		paths, shared, err = parseIndexAs(raw, hashLen)
+		ix, shared, err = parseIndexAs(raw, hashLen)
 		if err == nil {
-			return paths, shared, nil
+			return ix, shared, nil
 		}
 	}
-	return nil, "", err
+	return Index{}, "", err
 }
 
-func parseIndexAs(raw []byte, hashLen int) ([]string, string, error) {
+func parseIndexAs(raw []byte, hashLen int) (Index, string, error) {
 	if len(raw) < 12+hashLen || string(raw[:4]) != "DIRC" {
-		return nil, "", errIndex
+		return Index{}, "", errIndex
 	}
 	version := binary.BigEndian.Uint32(raw[4:8])
 	if version < 2 || version > 4 {
-		return nil, "", fmt.Errorf("%w: version %d", errIndex, version)
+		return Index{}, "", fmt.Errorf("%w: version %d", errIndex, version)
 	}
 	n := binary.BigEndian.Uint32(raw[8:12])
 	end := len(raw) - hashLen
-	pos, paths, err := parseEntries(raw[:end], 12, int(n), version, hashLen)
+	pos, ix, err := parseEntries(raw[:end], 12, int(n), version, hashLen)
 	if err != nil {
-		return nil, "", err
+		return Index{}, "", err
 	}
 	shared, err := parseExtensions(raw[pos:end], hashLen)
-	return paths, shared, err
+	return ix, shared, err
 }
 
 // parseEntries reads n entries from pos.
-func parseEntries(raw []byte, pos, n int, version uint32, hashLen int) (int, []string, error) {
+func parseEntries(raw []byte, pos, n int, version uint32, hashLen int) (int, Index, error) {
 	fixed := 40 + hashLen + 2 // stat data, object id, flags
 	paths := make([]string, 0, n)
+	var gitlinks []string
 	prev := ""
 	for range n {
 		if pos+fixed > len(raw) {
-			return 0, nil, errIndex
+			return 0, Index{}, errIndex
 		}
 		start := pos
+		mode := binary.BigEndian.Uint32(raw[pos+24:])
 		flags := binary.BigEndian.Uint16(raw[pos+40+hashLen:])
 		pos += fixed
 		if flags&0x4000 != 0 {
 			if version < 3 || pos+2 > len(raw) {
-				return 0, nil, errIndex
+				return 0, Index{}, errIndex
 			}
 			pos += 2
 		}
@@ -189,35 +206,38 @@ func parseEntries(raw []byte, pos, n int, version uint32, hashLen int) (int, []s
 		if version == 4 {
 			strip, k := indexVarint(raw[pos:])
 			if k == 0 || strip > uint64(len(prev)) {
-				return 0, nil, errIndex
+				return 0, Index{}, errIndex
 			}
 			pos += k
 			nul := bytes.IndexByte(raw[pos:], 0)
 			if nul < 0 {
-				return 0, nil, errIndex
+				return 0, Index{}, errIndex
 			}
 			name = prev[:len(prev)-int(strip)] + string(raw[pos:pos+nul])
 			pos += nul + 1
 		} else {
 			nul := bytes.IndexByte(raw[pos:], 0)
 			if nul < 0 {
-				return 0, nil, errIndex
+				return 0, Index{}, errIndex
 			}
 			name = string(raw[pos : pos+nul])
 			// 1 to 8 NULs pad the entry to a multiple of 8 bytes.
 			pos = start + (pos+nul-start+8)&^7
 			if pos > len(raw) {
-				return 0, nil, errIndex
+				return 0, Index{}, errIndex
 			}
 		}
 		// A split index's entry that replaces one of the shared part has
 		// no name of its own.
 		if name != "" {
 			paths = append(paths, name)
+			if mode&0o170000 == 0o160000 {
+				gitlinks = append(gitlinks, name)
+			}
 		}
 		prev = name
 	}
-	return pos, paths, nil
+	return pos, Index{Paths: paths, Gitlinks: gitlinks}, nil
 }
 
 // parseExtensions walks the extensions, which must fill ext exactly, and

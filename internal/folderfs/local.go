@@ -49,6 +49,9 @@ type Tracked struct {
 	// Sub lists the tracked paths below the top but under .asb/, relative
 	// to the folder; not cached, as Top.
 	Sub []string `json:"-"`
+	// Gitlinks lists the submodules' paths (at the top or below it),
+	// relative to the folder; not cached, as Top.
+	Gitlinks []string `json:"-"`
 	// Unknown: the index could not be read; every file of .asb/ counts
 	// as tracked.
 	Unknown bool `json:"unknown,omitempty"`
@@ -184,7 +187,7 @@ func readIndex(repo Repo, st Stamp) (*Tracked, error) {
 	if st.Missing {
 		return t, nil // a repository with nothing added yet
 	}
-	paths, got, err := IndexPaths(repo.Index)
+	ix, got, err := ReadIndex(repo.Index)
 	if errors.Is(err, fs.ErrNotExist) {
 		t.Stamp = Stamp{Missing: true}
 		return t, nil
@@ -194,7 +197,12 @@ func readIndex(repo Repo, st Stamp) (*Tracked, error) {
 		return t, nil //nolint:nilerr // an index asb cannot read: every .asb/ file counts as tracked
 	}
 	t.Stamp = got
-	for _, p := range paths {
+	for _, p := range ix.Gitlinks {
+		if rel, ok := strings.CutPrefix(p, repo.Prefix); ok && rel != "" {
+			t.Gitlinks = append(t.Gitlinks, rel)
+		}
+	}
+	for _, p := range ix.Paths {
 		rel, ok := strings.CutPrefix(p, repo.Prefix)
 		if !ok {
 			continue
