@@ -25,6 +25,12 @@ const EngineName = "asb-task"
 // asb (tests, development builds).
 const EngineEnv = "ASB_TASK_ENGINE"
 
+// SessionEnv names, in the commands of a session's run (asb task
+// --session), the session: `$(asb msb-conf)` in the Taskfile gets no
+// Taskfile var, and leaves the folder's own VM's flags (asb serve's
+// forward) off a session's VM.
+const SessionEnv = "ASB_SESSION"
+
 // EngineProtocol is the version of EngineSpec; asb and asb-task must agree.
 const EngineProtocol = 1
 

@@ -80,6 +80,15 @@ func (t *Tasks) SetVars(vars map[string]string) {
 	}
 }
 
+// SetEnv sets the environment variable k of every command the Taskfile
+// runs to v.
+func (t *Tasks) SetEnv(k, v string) {
+	if t.e.Taskfile.Env == nil {
+		t.e.Taskfile.Env = ast.NewVars()
+	}
+	t.e.Taskfile.Env.Set(k, ast.Var{Value: v})
+}
+
 // Names lists the tasks of the Taskfile, sorted.
 func (t *Tasks) Names() []string {
 	var names []string

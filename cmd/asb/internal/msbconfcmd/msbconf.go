@@ -21,6 +21,7 @@ import (
 	"github.com/agents-sandbox/asb/host"
 	"github.com/agents-sandbox/asb/internal/folderfs"
 	"github.com/agents-sandbox/asb/outer"
+	"github.com/agents-sandbox/asb/runner"
 	"github.com/agents-sandbox/asb/schema"
 	"github.com/agents-sandbox/asb/serve"
 )
@@ -72,12 +73,17 @@ func Run(ctx context.Context, o *Options) error {
 	if err != nil {
 		return err
 	}
-	// asb serve's forward of the agent's server (this machine's pick).
-	fwd, err := serve.Flags(f.Dir)
-	if err != nil {
-		return err
+	// asb serve's forward of the agent's server (this machine's pick), for
+	// the folder's VM alone: a session's VM forwarding the same host port
+	// would get the folder's password from asb attach whenever it held
+	// the port first (hostile_net_serve_session_forward.txtar).
+	if o.Factory.Getenv(runner.SessionEnv) == "" {
+		fwd, err := serve.Flags(f.Dir)
+		if err != nil {
+			return err
+		}
+		flags = append(flags, fwd...)
 	}
-	flags = append(flags, fwd...)
 	if len(flags) > 0 {
 		fmt.Fprintln(o.Factory.IO.Out, strings.Join(flags, " "))
 	}
