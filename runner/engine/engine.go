@@ -107,11 +107,6 @@ func Run(ctx context.Context, spec runner.EngineSpec, stdio Stdio) (err error) {
 		return tasks.List()
 	}
 	tasks.SetVars(spec.Vars)
-	if s := spec.Vars["SESSION"]; s != "" {
-		// What `$(asb msb-conf)` sees of a session's run, which gets no
-		// Taskfile var: the folder's own flags stay off the session's VM.
-		tasks.SetEnv(runner.SessionEnv, s)
-	}
 	names, values := secretsOf(spec.Dir, tasks.e.Taskfile)
 	secrets = values
 	markSecret(tasks.e.Taskfile, names)

@@ -78,6 +78,11 @@ func (t *Tasks) SetVars(vars map[string]string) {
 	for _, k := range names {
 		t.e.Taskfile.Vars.Set(k, ast.Var{Value: vars[k]})
 	}
+	if s := vars["SESSION"]; s != "" {
+		// What `$(asb msb-conf)` sees of a session's run, which gets no
+		// Taskfile var: the folder's own flags stay off the session's VM.
+		t.SetEnv(runner.SessionEnv, s)
+	}
 }
 
 // SetEnv sets the environment variable k of every command the Taskfile
