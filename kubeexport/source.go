@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"maps"
 	"path"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -171,10 +172,24 @@ func readConfig(root *folderfs.Root, a schema.Agent, bind string, total *int) (C
 	if err != nil {
 		return Config{}, fmt.Errorf("the config folder of %s: %w", a.Name, err)
 	}
+	// The mount policy asb validate applies to the bind (schema.MountRules):
+	// the outer folder itself, or one of its own folders (.git, .asb, …),
+	// is no config folder, and the export must never carry secrets.env.
+	dir := root.Dir()
+	if r, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = r
+	}
+	if re := (schema.MountRules{Dir: dir}).HostFolder(filepath.Join(dir, filepath.FromSlash(rel)), false); re != nil {
+		re.Value = bind
+		return Config{}, fmt.Errorf("the config folder of %s: mount %q %s", a.Name, re.Value, re.Why)
+	}
 	c := Config{Agent: a.Name, Dir: rel, Target: a.MountTarget}
 	err = fs.WalkDir(root.FS(), rel, func(p string, e fs.DirEntry, err error) error {
 		if err != nil {
 			return err
+		}
+		if name := path.Base(p); !e.IsDir() && (name == schema.SecretsEnvFile || name == schema.SecretsFile) {
+			return fmt.Errorf("%s is a secrets file: the export carries no secret value (asb validate refuses this mount too)", p)
 		}
 		if e.IsDir() || !e.Type().IsRegular() {
 			if !e.IsDir() {
