@@ -208,14 +208,18 @@ func TestRecordedPortIsCheckedAgain(t *testing.T) {
 		other   bool // another folder claims it
 		busy    bool // something listens on it
 		ours    bool // ... this VM's forward
+		stopped bool // ... of a VM that is not running
 		keep    bool
 		message string
 	}{
-		{"free, in range", FirstPort + 3, false, false, false, true, ""},
-		{"out of range", 8080, false, false, false, false, "is outside asb serve's range"},
-		{"another folder's", FirstPort + 3, true, false, false, false, "is held by another folder"},
-		{"another program's", FirstPort + 3, false, true, false, false, "is in use by a program other than this folder's VM"},
-		{"this VM's forward", FirstPort + 3, false, true, true, true, ""},
+		{"free, in range", FirstPort + 3, false, false, false, false, true, ""},
+		{"out of range", 8080, false, false, false, false, false, "is outside asb serve's range"},
+		{"another folder's", FirstPort + 3, true, false, false, false, false, "is held by another folder"},
+		{"another program's", FirstPort + 3, false, true, false, false, false, "is in use by a program other than this folder's VM"},
+		{"this VM's forward", FirstPort + 3, false, true, true, false, true, ""},
+		// A stopped VM's config keeps the forward, but the port is then
+		// anybody's: whoever listens there is not the VM.
+		{"a stopped VM's forward", FirstPort + 3, false, true, true, true, false, "which is not running"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir, other := folder(t), folder(t)
@@ -235,6 +239,12 @@ func TestRecordedPortIsCheckedAgain(t *testing.T) {
 						return []Forward{{HostBind: "127.0.0.1", HostPort: c.port, GuestPort: 4096}}, true, nil
 					}
 					return nil, true, nil
+				},
+				Status: func(context.Context, string) (string, error) {
+					if c.stopped {
+						return "Stopped", nil
+					}
+					return "Running", nil
 				},
 			}
 			why, err := usable(context.Background(), dir, "vm", &Record{Port: c.port, GuestPort: agent.Serve.Port}, agent, claims, d)

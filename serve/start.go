@@ -30,6 +30,8 @@ type Deps struct {
 	Free func(int) bool
 	// Forwards are a VM's port forwards (nil: Forwards, from msb).
 	Forwards func(ctx context.Context, vm string) ([]Forward, bool, error)
+	// Status is the status msb records for a VM (nil: msb status).
+	Status func(ctx context.Context, vm string) (string, error)
 	// Wait is how long a started server may take to answer.
 	Wait time.Duration
 	// Recreate allows removing a VM made without the forward.
@@ -137,7 +139,10 @@ func claimPort(ctx context.Context, dir, vm string, agent schema.Agent, d Deps) 
 // is checked again before the password goes to it, as the record is only
 // a file of the folder. It must be in asb serve's range, not another
 // folder's, and either free or this VM's own forward, never a port where
-// some other program listens.
+// some other program listens. A forward is the VM's only while the VM
+// runs: msb inspect keeps it in a stopped VM's config, when the port of
+// 127.0.0.1 is anybody's to take (another user's program, say), and the
+// health check would hand that program the password.
 func usable(ctx context.Context, dir, vm string, rec *Record, agent schema.Agent, claims *Claims, d Deps) (string, error) {
 	switch {
 	case rec.Port < FirstPort || rec.Port >= FirstPort+PortCount:
@@ -156,6 +161,17 @@ func usable(ctx context.Context, dir, vm string, rec *Record, agent schema.Agent
 		}
 		if !slices.ContainsFunc(ports, func(p Forward) bool { return p.HostPort == rec.Port && p.HostBind == "127.0.0.1" }) {
 			return "is in use by a program other than this folder's VM", nil
+		}
+		status := d.Status
+		if status == nil {
+			status = runner.MSB{Getenv: d.Getenv}.Status
+		}
+		st, err := status(ctx, vm)
+		if err != nil {
+			return "", err
+		}
+		if st != "Running" {
+			return "is in use by a program other than this folder's VM, which is not running", nil
 		}
 	}
 	if keep, err := claims.Keep(dir, rec.Port); err != nil || !keep {

@@ -107,6 +107,7 @@ func ScriptCmds() map[string]func(ts *testscript.TestScript, neg bool, args []st
 		"everything": cmdEverything,
 		"intact":     cmdIntact,
 		"noraw":      cmdNoRaw,
+		"impostor":   cmdImpostor,
 	}
 }
 
