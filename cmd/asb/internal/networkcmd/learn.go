@@ -139,6 +139,10 @@ func skipReason(d destination, p schema.EgressPolicy) string {
 		return "msb logged only its address, and network.allow takes names"
 	case !slices.ContainsFunc(d.Kinds, func(k string) bool { return slices.Contains(learnable, k) }):
 		return "msb refused it for another reason than the allow list (" + strings.Join(d.Kinds, ", ") + ", see docs/network.md)"
+	case strings.Contains(d.Host, "*"):
+		// The name the guest asked for, * and all: in network.allow it
+		// would be a whole domain (msb's suffix), chosen by the VM.
+		return "it is a wildcard, which would allow a whole domain; learn proposes names only (asb network allow *.DOMAIN adds one on purpose)"
 	case schema.Host(d.Host) != nil:
 		return "it is not a domain name network.allow can take"
 	case privateName(d.Host):
