@@ -14,6 +14,8 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+
+	"github.com/agents-sandbox/asb/internal/folderfs"
 )
 
 // A repository the VM can write is fetched from a staged copy, never from
@@ -182,6 +184,9 @@ func stageDir(src, dst *os.Root, dir string, re *regexp.Regexp) error {
 		return err
 	}
 	keep := map[string]bool{}
+	// A file of src under several names (hard links) is copied once and
+	// linked to the others: the copy costs the host what src costs it.
+	copied := map[[2]uint64]string{}
 	for _, e := range ents {
 		if !e.Type().IsRegular() || !re.MatchString(e.Name()) {
 			continue
@@ -192,11 +197,23 @@ func stageDir(src, dst *os.Root, dir string, re *regexp.Regexp) error {
 		if err != nil {
 			continue // gone meanwhile
 		}
+		id := folderfs.StampOf(fi)
 		if have, err := dst.Lstat(p); err == nil && have.Size() == fi.Size() {
+			if id.Ino != 0 {
+				copied[[2]uint64{id.Dev, id.Ino}] = p
+			}
 			continue
+		}
+		if first, ok := copied[[2]uint64{id.Dev, id.Ino}]; ok && id.Ino != 0 {
+			if err := linkReplace(dst, first, p); err == nil {
+				continue
+			}
 		}
 		if err := copyFile(src, dst, p); err != nil {
 			return fmt.Errorf("%s: %w", p, err)
+		}
+		if id.Ino != 0 {
+			copied[[2]uint64{id.Dev, id.Ino}] = p
 		}
 	}
 	if dir != "objects/pack" {
@@ -226,7 +243,7 @@ func copyFile(src, dst *os.Root, p string) error {
 	if err != nil {
 		return err
 	}
-	_, err = io.Copy(out, in)
+	err = copySparse(out, in)
 	if cerr := out.Close(); err == nil {
 		err = cerr
 	}
@@ -237,6 +254,64 @@ func copyFile(src, dst *os.Root, p string) error {
 		_ = dst.Remove(tmp)
 	}
 	return err
+}
+
+// copySparse copies in to out, keeping its holes holes: a file the VM
+// made sparse (truncate -s 10T) costs it no block, and must cost the host
+// none either. Where holes cannot be found, every byte is copied.
+func copySparse(out, in *os.File) error {
+	fi, err := in.Stat()
+	if err != nil {
+		return err
+	}
+	size := fi.Size()
+	if seekData < 0 {
+		_, err := io.Copy(out, in)
+		return err
+	}
+	for off := int64(0); off < size; {
+		data, err := in.Seek(off, seekData)
+		if err != nil {
+			break // ENXIO: a hole to the end
+		}
+		hole, err := in.Seek(data, seekHole)
+		if err != nil {
+			return err
+		}
+		hole = min(hole, size)
+		if hole <= data {
+			break
+		}
+		if _, err := in.Seek(data, io.SeekStart); err != nil {
+			return err
+		}
+		if _, err := out.Seek(data, io.SeekStart); err != nil {
+			return err
+		}
+		if _, err := io.CopyN(out, in, hole-data); err != nil {
+			return err
+		}
+		off = hole
+	}
+	return out.Truncate(size)
+}
+
+// linkReplace makes name of dst another name of the file from, through a
+// new link renamed into place.
+func linkReplace(dst *os.Root, from, name string) error {
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return err
+	}
+	tmp := path.Join(path.Dir(name), "tmp-asb-"+hex.EncodeToString(b[:]))
+	if err := dst.Link(from, tmp); err != nil {
+		return err
+	}
+	if err := dst.Rename(tmp, name); err != nil {
+		_ = dst.Remove(tmp)
+		return err
+	}
+	return nil
 }
 
 // writeReplace writes data as name of dst, through a new file renamed into

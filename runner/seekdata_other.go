@@ -1,0 +1,9 @@
+//go:build !linux && !darwin
+
+package runner
+
+// No SEEK_DATA here: copySparse copies every byte.
+const (
+	seekData = -1
+	seekHole = -1
+)
