@@ -110,7 +110,7 @@ func (s *scanner) walk(name string, fi fs.FileInfo) bool {
 		}
 		s.seen[[2]uint64{id.Dev, id.Ino}] = true
 	}
-	f, err := s.root.Open(name)
+	f, err := folderfs.OpenNoBlock(s.root, name) // not waiting on a FIFO put in the folder's place since
 	if err != nil {
 		return true // an unreadable part: what can be read is reviewed
 	}

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	"github.com/agents-sandbox/asb/internal/folderfs"
 	"github.com/agents-sandbox/asb/schema"
 )
 
@@ -73,11 +74,14 @@ func readSmall(root *os.Root, name string, max int64) ([]byte, error) {
 	if !fi.Mode().IsRegular() {
 		return nil, fmt.Errorf("%s is not a plain file", name)
 	}
-	f, err := root.Open(name)
+	f, err := folderfs.OpenNoBlock(root, name) // not waiting on a FIFO put there since
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a plain file", name)
+	}
 	b, err := io.ReadAll(io.LimitReader(f, max+1))
 	if err == nil && int64(len(b)) > max {
 		err = fmt.Errorf("%s is over %d bytes", name, max)

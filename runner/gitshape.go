@@ -6,6 +6,8 @@ import (
 	"io/fs"
 	"os"
 	"path"
+
+	"github.com/agents-sandbox/asb/internal/folderfs"
 )
 
 // ShapeError is a repository the VM can write whose .git is not the plain
@@ -76,7 +78,7 @@ func checkShape(root *os.Root, shape func(string, ...any) error) error {
 		}
 	}
 	for _, top := range []string{"refs", "objects"} {
-		err := fs.WalkDir(root.FS(), top, func(p string, d fs.DirEntry, err error) error {
+		err := fs.WalkDir(folderfs.NoBlockFS(root), top, func(p string, d fs.DirEntry, err error) error {
 			if err != nil {
 				return err
 			}

@@ -100,7 +100,7 @@ func stageRefs(src, dst *os.Root, st *staged) error {
 		return err
 	}
 	n := 0
-	err := fs.WalkDir(src.FS(), "refs", func(p string, d fs.DirEntry, err error) error {
+	err := fs.WalkDir(folderfs.NoBlockFS(src), "refs", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || !d.Type().IsRegular() || !ValidRefName(p) {
 			return err
 		}
@@ -156,7 +156,7 @@ func packedNames(raw []byte, refs map[string]string) {
 // stageObjects copies src's loose objects and packs that dst lacks, and
 // removes dst's packs that src no longer has.
 func stageObjects(src, dst *os.Root) error {
-	dirs, err := fs.ReadDir(src.FS(), "objects")
+	dirs, err := fs.ReadDir(folderfs.NoBlockFS(src), "objects")
 	if err != nil {
 		return fmt.Errorf("objects: %w", err)
 	}
@@ -173,7 +173,7 @@ func stageObjects(src, dst *os.Root) error {
 // stageDir copies the plain files of src's folder dir whose names match re
 // into dst's, unless dst has one of that name and size already.
 func stageDir(src, dst *os.Root, dir string, re *regexp.Regexp) error {
-	ents, err := fs.ReadDir(src.FS(), dir)
+	ents, err := fs.ReadDir(folderfs.NoBlockFS(src), dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
@@ -231,7 +231,7 @@ func stageDir(src, dst *os.Root, dir string, re *regexp.Regexp) error {
 // copyFile copies p of src to p of dst, through a new file renamed into
 // place (a copy cut short leaves no file of the final name).
 func copyFile(src, dst *os.Root, p string) error {
-	in, err := src.Open(p)
+	in, err := folderfs.OpenNoBlock(src, p) // not waiting on a FIFO put there since ReadDir
 	if err != nil {
 		return err
 	}
