@@ -29,6 +29,8 @@ var hashRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^
 const (
 	maxRefFile    = 4096
 	maxPackedRefs = 64 << 20
+	// maxRefName bounds a ref's full name (ValidRefName).
+	maxRefName = 1024
 )
 
 // ValidRefName reports whether name is a full ref name (refs/…) as git
@@ -37,7 +39,7 @@ const (
 // ends in .lock, not ending in / or .; and UTF-8. What it may still hold
 // (a C1 control, a bidi override) is shown through asb's printer.
 func ValidRefName(name string) bool {
-	if !strings.HasPrefix(name, "refs/") || len(name) > 1024 || !utf8.ValidString(name) ||
+	if !strings.HasPrefix(name, "refs/") || len(name) > maxRefName || !utf8.ValidString(name) ||
 		strings.ContainsAny(name, " ~^:?*[\\\x7f") || strings.Contains(name, "..") || strings.Contains(name, "@{") ||
 		strings.HasSuffix(name, "/") || strings.HasSuffix(name, ".") {
 		return false

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"strings"
 
 	"github.com/agents-sandbox/asb/internal/folderfs"
 )
@@ -85,6 +86,9 @@ func checkShape(root *os.Root, shape func(string, ...any) error) error {
 			if d.Type()&fs.ModeSymlink != 0 {
 				return shape("%s is a link", p)
 			}
+			if d.IsDir() && tooDeep(p) {
+				return fs.SkipDir
+			}
 			return nil
 		})
 		if err != nil {
@@ -96,4 +100,16 @@ func checkShape(root *os.Root, shape func(string, ...any) error) error {
 		}
 	}
 	return nil
+}
+
+// tooDeep reports whether the folder p of a .git (refs/…, objects/…) is
+// below anything git reads there: a ref's name is at most 1024 bytes
+// (ValidRefName), and objects/ has folders one deep (XX, pack, info). Each
+// open of an os.Root walks its path again from the top, so a chain of n
+// folders the VM nests costs a walk n²/2 opens: the walks stop there.
+func tooDeep(p string) bool {
+	if rest, ok := strings.CutPrefix(p, "objects/"); ok {
+		return strings.Contains(rest, "/")
+	}
+	return len(p) > maxRefName
 }

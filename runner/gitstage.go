@@ -101,6 +101,9 @@ func stageRefs(src, dst *os.Root, st *staged) error {
 	}
 	n := 0
 	err := fs.WalkDir(folderfs.NoBlockFS(src), "refs", func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() && tooDeep(p) {
+			return fs.SkipDir // no ref below
+		}
 		if err != nil || !d.Type().IsRegular() || !ValidRefName(p) {
 			return err
 		}

@@ -1,0 +1,61 @@
+package runner
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// nest makes a chain of depth folders named a under dir, through openat
+// (a path that long is over PATH_MAX: the VM makes it one mkdir at a time).
+func nest(t *testing.T, dir string, depth int) {
+	t.Helper()
+	r, err := os.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range depth {
+		if err := r.Mkdir("a", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		next, err := r.OpenRoot("a")
+		r.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		r = next
+	}
+	r.Close()
+}
+
+// The VM nests folders thousands deep under .git/refs and .git/objects
+// (no file, no link: nothing refused). Each walk of asb's (the shape
+// check, the staging) opens every folder through an os.Root, which walks
+// its path again from the top: a chain of n folders costs n²/2 opens, and
+// n = 100000 keeps asb fetch, session new, ls, diff and rm busy for hours.
+// No ref can be that deep (a ref's name is at most 1024 bytes), and git
+// reads no folder below objects/XX and objects/pack: the walks must stop
+// there.
+func TestImportDeepFolders(t *testing.T) {
+	dir, _, _ := folderWithWorkspace(t)
+	git := filepath.Join(dir, "workspace", ".git")
+	nest(t, filepath.Join(git, "refs", "heads"), 5000)
+	nest(t, filepath.Join(git, "objects", "pack"), 5000)
+	ctx := context.Background()
+	h, err := OpenHostRepo(ctx, Git{}, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if _, err := h.Import(ctx, WorkspaceSource()); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Fatalf("the import took %v over folders the VM nested 5000 deep", took)
+	}
+	if _, ok := h.Commit(ctx, WorkspaceBranches+"main"); !ok {
+		t.Error("workspace/main did not arrive")
+	}
+}
