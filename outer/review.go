@@ -27,8 +27,12 @@ const reviewDir = ".asb/review"
 // Review limits: what asb walks of a folder entry, and reads of a file
 // (variables: tests lower them).
 var (
-	maxReviewEntries       = 2000
-	maxReviewHash    int64 = 64 << 20
+	maxReviewEntries = 2000
+	// maxReviewDepth is how deep below the tree a walk goes: each open
+	// walks its path again from the top, so a chain of n folders costs
+	// n²/2 opens; no tool's settings nest this deep.
+	maxReviewDepth       = 32
+	maxReviewHash  int64 = 64 << 20
 )
 
 // kindUnread is the record's entry "FOLDER/" of a folder whose walk
@@ -145,7 +149,7 @@ func compareReview(last, now map[string]reviewed, table schema.HostRunTable) []H
 		switch {
 		case v.Kind == kindUnread:
 			out = append(out, HostRunChange{Path: p, Change: kindUnread,
-				Why: fmt.Sprintf("more than %d files: not all reviewed; look at it yourself", maxReviewEntries)})
+				Why: fmt.Sprintf("more than %d files (or folders over %d deep): not all reviewed; look at it yourself", maxReviewEntries, maxReviewDepth)})
 		case !ok:
 			add(p, "new", v)
 		case w.Kind != v.Kind || w.Target != v.Target || w.SHA256 != v.SHA256:

@@ -104,6 +104,9 @@ func (s *scanner) link(name string, folder bool) bool {
 // s.left entries (folders and links count), each folder once: a link may
 // lead back up. It reports false when it stopped at the limit.
 func (s *scanner) walk(name string, fi fs.FileInfo) bool {
+	if strings.Count(name, "/") >= maxReviewDepth {
+		return false
+	}
 	if id := folderfs.StampOf(fi); id.Ino != 0 { // no inode (not Linux or macOS): the limit ends a loop
 		if s.seen[[2]uint64{id.Dev, id.Ino}] {
 			return true

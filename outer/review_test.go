@@ -371,7 +371,7 @@ func TestReviewUnread(t *testing.T) {
 	}
 	for range 2 { // on every review
 		out, changes := f.review()
-		if c := changes[".vscode/"]; c.Change != "unread" || !strings.Contains(c.Why, "more than 5 files: not all reviewed") {
+		if c := changes[".vscode/"]; c.Change != "unread" || !strings.Contains(c.Why, "more than 5 files (or folders over 32 deep): not all reviewed") {
 			t.Errorf("over the limit: %+v", changes)
 		}
 		if !strings.Contains(out, ".vscode/  ") || !strings.Contains(out, "look at it yourself") {
