@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"syscall"
 
 	"github.com/agents-sandbox/asb/internal/folderfs"
 )
@@ -274,8 +275,20 @@ func copySparse(out, in *os.File) error {
 	}
 	for off := int64(0); off < size; {
 		data, err := in.Seek(off, seekData)
+		if errors.Is(err, syscall.ENXIO) {
+			break // a hole to the end
+		}
 		if err != nil {
-			break // ENXIO: a hole to the end
+			// A file system that cannot say where the data is: every byte
+			// from here, never zeros in the data's place.
+			if _, err := in.Seek(off, io.SeekStart); err != nil {
+				return err
+			}
+			if _, err := out.Seek(off, io.SeekStart); err != nil {
+				return err
+			}
+			_, err = io.Copy(out, in)
+			return err
 		}
 		hole, err := in.Seek(data, seekHole)
 		if err != nil {
