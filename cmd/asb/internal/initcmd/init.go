@@ -120,7 +120,12 @@ func Run(ctx context.Context, o *Options) error {
 		return err
 	}
 	re, err := o.reapply(p, res)
-	if err == nil {
+	switch {
+	case err != nil:
+	case res.vmOrigin != "":
+		fmt.Fprintf(o.IO.ErrOut, "asb: %s now records workspace/'s origin %s, read from workspace/.git, which the VM can write: asb has not approved the folder; check the origin, then run asb trust\n",
+			schema.RecordFile, schema.RedactOrigin(res.vmOrigin))
+	default:
 		if err := keep(); err != nil {
 			fmt.Fprintf(o.IO.ErrOut, "asb: warning: the folder was written but its approval was not recorded (asb trust records it): %v\n", err)
 		}

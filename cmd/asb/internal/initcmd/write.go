@@ -23,6 +23,9 @@ type written struct {
 	cleaned []string // staging files of a killed run, removed
 	gitInit bool
 	origin  *schema.WorkspaceOrigin // what a local --workspace gave, for the report
+	// vmOrigin is an origin a re-run read from workspace/.git, which the
+	// VM writes, and recorded where the record named none: not approved.
+	vmOrigin string
 	// finish waits for the git init that runs beside the rest of the run
 	// (reapply, approval): when it failed, what this run wrote in the
 	// folder is taken back, as when the files failed (an approval recorded
@@ -67,7 +70,8 @@ func (o *Options) write(ctx context.Context, p *prepared, early *pendingGit) (*w
 // write.
 func (o *Options) lay(ctx context.Context, p *prepared, w *written, git *pendingGit, clone string, origin *schema.WorkspaceOrigin) (*written, error) {
 	w.origin = origin
-	if err := o.record(ctx, p, clone, origin); err != nil {
+	var err error
+	if w.vmOrigin, err = o.record(p, clone, origin); err != nil {
 		return nil, git.takeBack(err)
 	}
 	changes, undo, err := generator.ApplyUndoable(ctx, p.dir, p.plan, generator.WriteOptions{Force: o.Force})
@@ -272,7 +276,9 @@ func dirExists(p string) bool {
 // remote: a recorded one is kept). A path of this machine is never
 // recorded as the origin (a teammate's sync would refuse it): that
 // workspace is local, not shared, as an earlier record may say already.
-func (o *Options) record(ctx context.Context, p *prepared, clone string, origin *schema.WorkspaceOrigin) error {
+// An origin a re-run reads from workspace/.git (the VM's to write) where
+// the record named none is returned: recorded, but not approved.
+func (o *Options) record(p *prepared, clone string, origin *schema.WorkspaceOrigin) (vmOrigin string, err error) {
 	ws := clone
 	if ws == "" {
 		ws = filepath.Join(p.dir, "workspace")
@@ -292,6 +298,9 @@ func (o *Options) record(ctx context.Context, p *prepared, clone string, origin 
 		}
 	case ok && schema.CheckRecordedOrigin(got.URL) == nil:
 		rec.Workspace = got
+		if clone == "" && oldErr == nil {
+			vmOrigin = got.URL // a re-run: workspace/.git may be the VM's since
+		}
 	case ok:
 		got.URL, got.Local = "", schema.LocalCheckout
 		rec.Workspace = got
@@ -304,14 +313,14 @@ func (o *Options) record(ctx context.Context, p *prepared, clone string, origin 
 	opts.Record = rec
 	agent, err := generator.LoadAgent(o.Templates, opts.Agent)
 	if err != nil {
-		return err
+		return "", err
 	}
 	raw, err := schema.MarshalRecord(generator.Record(opts, cmp.Or(opts.AgentVersion, agent.Version)))
 	if err != nil {
-		return err
+		return "", err
 	}
 	p.plan.Put(generator.File{Path: schema.RecordFile, Mode: generator.ModeFile, Content: raw})
-	return nil
+	return vmOrigin, nil
 }
 
 // mkdirAllTracked makes dir and its missing parents, and returns the ones
