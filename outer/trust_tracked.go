@@ -65,11 +65,9 @@ func workspaceIn(dir string) func(top string) bool {
 }
 
 // readTrackedSub adds the tracked files below the top that no rule above
-// read (st.tracked: the index dropIgnored read). A tracked file missing
-// here is stamped as missing (nothing runs it; its return changes the
-// verdict), a folder in its place (a sparse index's, a submodule's) is
-// left out, and a link is refused as readFile refuses one. A submodule's
-// files are read from its own index (readSubmodule).
+// read (st.tracked: the index dropIgnored read), each as readTracked
+// reads it; a submodule's files are read from its own index
+// (readSubmodule).
 func (s *TrustSet) readTrackedSub(root *folderfs.Root, sc trustScope, st *stamps) error {
 	if st.tracked == nil {
 		return nil
@@ -79,17 +77,7 @@ func (s *TrustSet) readTrackedSub(root *folderfs.Root, sc trustScope, st *stamps
 		if _, read := s.Files[rel]; read || !sc.subInSet(rel, isWorkspace) {
 			continue
 		}
-		fi, err := root.Lstat(rel)
-		switch {
-		case errors.Is(err, fs.ErrNotExist):
-			st.add(rel)
-			continue
-		case err != nil:
-			return folderfs.Explain(rel, err)
-		case fi.IsDir():
-			continue
-		}
-		if err := s.readFile(root, rel, fs.FileInfoToDirEntry(fi), st); err != nil {
+		if err := s.readTracked(root, rel, st); err != nil {
 			return err
 		}
 	}
@@ -151,21 +139,29 @@ func (s *TrustSet) readSubmodule(root *folderfs.Root, rel string, st *stamps, de
 			}
 			continue
 		}
-		fi, err := root.Lstat(sub)
-		switch {
-		case errors.Is(err, fs.ErrNotExist):
-			st.add(sub)
-			continue
-		case err != nil:
-			return folderfs.Explain(sub, err)
-		case fi.IsDir():
-			continue
-		}
-		if err := s.readFile(root, sub, fs.FileInfoToDirEntry(fi), st); err != nil {
+		if err := s.readTracked(root, sub, st); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// readTracked adds rel, a file git tracks, to the set: missing here, it is
+// stamped as missing (nothing runs it; its return changes the verdict); a
+// folder in its place (a sparse index's, a submodule's) is left out; a
+// link is refused as readFile refuses one.
+func (s *TrustSet) readTracked(root *folderfs.Root, rel string, st *stamps) error {
+	fi, err := root.Lstat(rel)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		st.add(rel)
+		return nil
+	case err != nil:
+		return folderfs.Explain(rel, err)
+	case fi.IsDir():
+		return nil
+	}
+	return s.readFile(root, rel, fs.FileInfoToDirEntry(fi), st)
 }
 
 // trackedSub is the set of dir's tracked paths below the top that are in
