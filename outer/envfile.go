@@ -98,21 +98,28 @@ func (f *Folder) SecretRefs() []string {
 	return refs
 }
 
-// minSecretLen: shorter values are not masked (a letter would blank every
-// such letter; no credential is that short).
+// minSecretLen: shorter values are not secrets' (a letter would blank
+// every such letter; no credential is that short).
 const minSecretLen = 4
 
-// SecretValues are the values no output of the folder's files may show:
-// each value of secrets.env as godotenv reads it (asb secret exec's
-// reading) and as the line writes it (a line godotenv cannot read: the
-// whole line), and the environment's value of each variable secrets.yaml
-// binds; longest first. They never leave the process.
+// SecretValues are the values no output of the folder's files may show,
+// longest first: each value of secrets.env, as godotenv reads it (asb
+// secret exec's reading) and as its line writes it (a line godotenv cannot
+// read: the whole line), and the environment's value of each variable
+// secrets.env names or secrets.yaml binds (a secret's name, and the
+// variable its "${NAME}" reads). They never leave the process.
 func (f *Folder) SecretValues() []string {
 	var out []string
 	add := func(v string) {
 		if v = strings.TrimSpace(v); len(v) >= minSecretLen {
 			out = append(out, v)
 		}
+	}
+	getenv := func(k string) string {
+		if f.Getenv == nil {
+			return ""
+		}
+		return f.Getenv(k)
 	}
 	if data, ok := f.Current(SecretsEnvFile); ok {
 		vals, err := godotenv.UnmarshalBytes(data)
@@ -121,19 +128,25 @@ func (f *Folder) SecretValues() []string {
 		}
 		for line := range strings.SplitSeq(string(data), "\n") {
 			l := strings.TrimSpace(line)
-			_, v, isVar := strings.Cut(l, "=")
-			switch {
-			case l == "" || strings.HasPrefix(l, "#"):
-			case err != nil || !isVar:
+			if l == "" || strings.HasPrefix(l, "#") {
+				continue
+			}
+			name, v, isVar := strings.Cut(strings.TrimSpace(strings.TrimPrefix(l, "export ")), "=")
+			if err != nil || !isVar {
 				add(l) // a line godotenv cannot read: all of it
-			default:
+			}
+			if isVar {
 				add(strings.Trim(strings.TrimSpace(v), `"'`)) // as written, escapes and all
+				add(getenv(strings.TrimSpace(name)))
 			}
 		}
 	}
-	for _, ref := range f.SecretRefs() {
-		if f.Getenv != nil {
-			add(f.Getenv(ref))
+	data, _ := f.Current(SecretsFile)
+	secs, _, _ := schema.LoadSecrets(SecretsFile, data)
+	for name, s := range secs {
+		add(getenv(name))
+		if ref, ok := schema.EnvRef(s.Value); ok {
+			add(getenv(ref))
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return len(out[i]) > len(out[j]) })
