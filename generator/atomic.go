@@ -251,5 +251,6 @@ func CleanStaging(dir string) ([]string, error) {
 // project on another branch, /workspace of the session's VM, whose files
 // are the user's and the agent's, never asb's staging, as workspace/'s.
 func sessionCheckout(p string) bool {
-	return path.Base(p) == "workspace" && path.Dir(path.Dir(p)) == schema.SessionsDir
+	name := path.Base(path.Dir(p))
+	return path.Dir(path.Dir(p)) == schema.SessionsDir && p == schema.SessionPathsOf(name).Workspace
 }

@@ -175,10 +175,7 @@ func readConfig(root *folderfs.Root, a schema.Agent, bind string, total *int) (C
 	// The mount policy asb validate applies to the bind (schema.MountRules):
 	// the outer folder itself, or one of its own folders (.git, .asb, …),
 	// is no config folder, and the export must never carry secrets.env.
-	dir := root.Dir()
-	if r, err := filepath.EvalSymlinks(dir); err == nil {
-		dir = r
-	}
+	dir := schema.ResolvePath(root.Dir())
 	if re := (schema.MountRules{Dir: dir}).HostFolder(filepath.Join(dir, filepath.FromSlash(rel)), false); re != nil {
 		re.Value = bind
 		return Config{}, fmt.Errorf("the config folder of %s: mount %q %s", a.Name, re.Value, re.Why)

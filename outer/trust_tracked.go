@@ -36,10 +36,17 @@ import (
 // index.
 func (sc trustScope) subInSet(rel string, isWorkspace func(top string) bool) bool {
 	top, name, nested := strings.Cut(rel, "/")
-	if !nested || sc.tree(top) || strings.EqualFold(top, ".git") || isWorkspace(top) {
+	if !nested || sc.topExcluded(top, isWorkspace) {
 		return false
 	}
 	return top != schema.SchemaDir || !slices.Contains(schema.JSONSchemaNames, name)
+}
+
+// topExcluded reports whether the top folder top holds no file of the
+// tracked rule: a folder read whole (its own rule reads it), .git, or
+// workspace/.
+func (sc trustScope) topExcluded(top string, isWorkspace func(top string) bool) bool {
+	return sc.tree(top) || strings.EqualFold(top, ".git") || isWorkspace(top)
 }
 
 // workspaceIn says whether a top folder of dir is its workspace/: by name,
@@ -83,7 +90,7 @@ func (s *TrustSet) readTrackedSub(root *folderfs.Root, sc trustScope, st *stamps
 	}
 	for _, g := range st.tracked.Gitlinks {
 		top, _, nested := strings.Cut(g, "/")
-		if nested && !sc.subInSet(g, isWorkspace) || !nested && (sc.tree(top) || strings.EqualFold(top, ".git") || isWorkspace(top)) {
+		if nested && !sc.subInSet(g, isWorkspace) || !nested && sc.topExcluded(top, isWorkspace) {
 			continue
 		}
 		if err := s.readSubmodule(root, g, st, 0); err != nil {

@@ -63,10 +63,19 @@ func ownLockFile(f *os.File) error {
 	if !fi.Mode().IsRegular() {
 		return fmt.Errorf("not a regular file")
 	}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Geteuid() {
-		return fmt.Errorf("owned by another user (uid %d)", st.Uid)
+	if uid, other := otherOwner(fi); other {
+		return fmt.Errorf("owned by another user (uid %d)", uid)
 	}
 	return nil
+}
+
+// otherOwner reports the owner of fi when it is not this process's user.
+func otherOwner(fi fs.FileInfo) (uint32, bool) {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return 0, false // no owner to tell (not Linux or macOS)
+	}
+	return st.Uid, int(st.Uid) != os.Geteuid()
 }
 
 // AcquireFolderLock is AcquireLock on the file rel of the outer folder dir
@@ -183,12 +192,12 @@ func ensureLockDir() error {
 	if err != nil {
 		return fmt.Errorf("the folder of asb's locks %s: %w", d, err)
 	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
+	uid, other := otherOwner(fi)
 	switch {
 	case !fi.IsDir():
 		return fmt.Errorf("the folder of asb's locks %s is a link or a file, not a folder: remove it", d)
-	case ok && int(st.Uid) != os.Geteuid():
-		return fmt.Errorf("the folder of asb's locks %s belongs to another user (uid %d): remove it, or set TMPDIR to a folder of your own", d, st.Uid)
+	case other:
+		return fmt.Errorf("the folder of asb's locks %s belongs to another user (uid %d): remove it, or set TMPDIR to a folder of your own", d, uid)
 	case fi.Mode().Perm()&0o077 != 0:
 		if err := os.Chmod(d, 0o700); err != nil {
 			return fmt.Errorf("the folder of asb's locks %s: %w", d, err)
@@ -199,23 +208,25 @@ func ensureLockDir() error {
 
 // LockFolder takes FolderLockPath(dir), saying on w when it waits.
 func LockFolder(ctx context.Context, dir, what string, w io.Writer) (*Lock, error) {
+	return acquireFolderLock(ctx, dir, what, func(holder string) {
+		fmt.Fprintf(w, "asb: waiting for another asb changing %s (%s)…\n", dir, holder)
+	})
+}
+
+// acquireFolderLock is AcquireLock of FolderLockPath(dir), in lockDir made
+// (or checked) first.
+func acquireFolderLock(ctx context.Context, dir, what string, waiting func(holder string)) (*Lock, error) {
 	if err := ensureLockDir(); err != nil {
 		return nil, err
 	}
-	return AcquireLock(ctx, FolderLockPath(dir), Holder(what, time.Now()), func(holder string) {
-		fmt.Fprintf(w, "asb: waiting for another asb changing %s (%s)…\n", dir, holder)
-	})
+	return AcquireLock(ctx, FolderLockPath(dir), Holder(what, time.Now()), waiting)
 }
 
 // TryLockFolder takes FolderLockPath(dir) if no other process holds it,
 // and returns nil (no error) if one does.
 func TryLockFolder(dir, what string) (*Lock, error) {
 	ctx, cancel := context.WithCancel(context.Background())
-	var l *Lock
-	err := ensureLockDir()
-	if err == nil {
-		l, err = AcquireLock(ctx, FolderLockPath(dir), Holder(what, time.Now()), func(string) { cancel() })
-	}
+	l, err := acquireFolderLock(ctx, dir, what, func(string) { cancel() })
 	cancel()
 	if err != nil && errors.Is(err, context.Canceled) {
 		return nil, nil

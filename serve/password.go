@@ -50,8 +50,9 @@ func Password(ctx context.Context, f *outer.Folder, getenv func(string) string, 
 	if v := getenv(PasswordVar); v != "" {
 		return v, false, nil
 	}
-	if data, _ := f.Current(outer.SecretsEnvFile); EnvValue(data, PasswordVar) != "" {
-		return EnvValue(data, PasswordVar), false, nil
+	cur, _ := f.Current(outer.SecretsEnvFile)
+	if v := EnvValue(cur, PasswordVar); v != "" {
+		return v, false, nil // nothing to write: no lock
 	}
 	lock, err := runner.LockFolder(ctx, f.Dir, "asb serve", w)
 	if err != nil {

@@ -46,8 +46,8 @@ type Tracked struct {
 	// when something under it is tracked). Not cached: only the trust
 	// check reads it, when it runs in full.
 	Top []string `json:"-"`
-	// Sub lists the tracked paths below the top but under .asb/, relative
-	// to the folder; not cached, as Top.
+	// Sub lists the tracked paths below the top, those under .asb/ (State)
+	// left out, relative to the folder; not cached, as Top.
 	Sub []string `json:"-"`
 	// Gitlinks lists the submodules' paths (at the top or below it),
 	// relative to the folder; not cached, as Top.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"slices"
 	"strings"
@@ -84,12 +85,7 @@ func lookupRefusal(dir string) string {
 	if err != nil {
 		return "not shown: " + err.Error()
 	}
-	names := make([]string, 0, len(files))
-	for n := range files {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	for _, n := range names {
+	for _, n := range slices.Sorted(maps.Keys(files)) {
 		if callsLookup(files[n]) {
 			return fmt.Sprintf("not shown: %s calls %s in a template, which looks a name up on the network from this host; asb task --list, --dry and --summary make no network request of a folder's choosing (asb's Taskfile calls none)", n, lookupFunc)
 		}
