@@ -8,11 +8,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os/exec"
 
 	"github.com/spf13/cobra"
 
 	"github.com/agents-sandbox/asb/cmd/asb/internal/cmdutil"
+	"github.com/agents-sandbox/asb/internal/termtext"
 	"github.com/agents-sandbox/asb/runner"
 	"github.com/agents-sandbox/asb/schema"
 )
@@ -90,7 +92,7 @@ func Run(ctx context.Context, o *Options) error {
 		args = append(args, "--session", o.Session)
 	}
 	cmd := exec.CommandContext(ctx, exe, args...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = f.IO.In, f.IO.Out, f.IO.ErrOut
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = f.IO.In, agentOut(f.IO), f.IO.ErrOut
 	err = cmd.Run()
 	var ee *exec.ExitError
 	if errors.As(err, &ee) && ee.ExitCode() > 0 {
@@ -100,4 +102,18 @@ func Run(ctx context.Context, o *Options) error {
 		return fmt.Errorf("run %s: %w", exe, err)
 	}
 	return nil
+}
+
+// agentOut is where the agent's output goes. On a terminal the exporter
+// attaches the agent to it (raw, a TTY in the pod), as asb task agent
+// gives msb exec -t the terminal: the agent's interface draws with escape
+// sequences, and the printer would show them as ^[ (docs/vm-repositories.md,
+// "What reaches your terminal": the raw channels are the ones the user
+// gives the agent). Anything else (a pipe, a file) goes through the
+// printer, as every command's output does.
+func agentOut(s *cmdutil.IOStreams) io.Writer {
+	if cmdutil.IsTerminal(s.In) {
+		return termtext.Raw(s.Out)
+	}
+	return s.Out
 }
