@@ -27,6 +27,9 @@ type NewSessionOptions struct {
 	Capacity func(vm string, cpus int, memMiB int64) (note string, err error)
 	// FreePort is host.FreePort unless set.
 	FreePort func(bind, proto string, taken map[int]bool) (int, error)
+	// FreeDisk is the free bytes of a path's file system (host.Host's);
+	// nil checks nothing (checkoutFits).
+	FreeDisk func(path string) (uint64, error)
 }
 
 // NewSession makes session o.Name of the outer folder f (held under the
@@ -50,6 +53,9 @@ func NewSession(ctx context.Context, f *Folder, o NewSessionOptions) (Session, s
 		return Session{}, "", err
 	}
 	if s.Base, s.BaseCommit, err = sessionBase(ctx, h, imp, o.Base); err != nil {
+		return Session{}, "", err
+	}
+	if err := checkoutFits(ctx, dir, h, s, o.FreeDisk); err != nil {
 		return Session{}, "", err
 	}
 	if s.VM, err = SessionVM(dir, agent, o.Name); err != nil {

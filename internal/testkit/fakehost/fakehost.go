@@ -100,5 +100,14 @@ func (h *Host) Getenv(k string) string {
 // Getwd is os.Getwd.
 func (h *Host) Getwd() (string, error) { return os.Getwd() }
 
-// FreeDisk reports plenty.
-func (h *Host) FreeDisk(string) (uint64, error) { return 100 << 30, nil }
+// FreeDiskEnv sets the free bytes FreeDisk reports (a script test's small
+// disk); unset, it reports plenty.
+const FreeDiskEnv = "ASB_TEST_FREE_DISK"
+
+// FreeDisk reports plenty, or FreeDiskEnv's bytes.
+func (h *Host) FreeDisk(string) (uint64, error) {
+	if n, err := strconv.ParseUint(h.Getenv(FreeDiskEnv), 10, 64); err == nil {
+		return n, nil
+	}
+	return 100 << 30, nil
+}
