@@ -27,9 +27,9 @@ type NewSessionOptions struct {
 	Capacity func(vm string, cpus int, memMiB int64) (note string, err error)
 	// FreePort is host.FreePort unless set.
 	FreePort func(bind, proto string, taken map[int]bool) (int, error)
-	// FreeDisk is the free bytes of a path's file system (host.Host's);
-	// nil checks nothing (checkoutFits).
-	FreeDisk func(path string) (uint64, error)
+	// Room is the free space of the folder's file system; its nil Bytes
+	// checks nothing (checkoutFits).
+	Room Room
 }
 
 // NewSession makes session o.Name of the outer folder f (held under the
@@ -55,7 +55,7 @@ func NewSession(ctx context.Context, f *Folder, o NewSessionOptions) (Session, s
 	if s.Base, s.BaseCommit, err = sessionBase(ctx, h, imp, o.Base); err != nil {
 		return Session{}, "", err
 	}
-	if err := checkoutFits(ctx, dir, h, s, o.FreeDisk); err != nil {
+	if err := checkoutFits(ctx, dir, h, s, o.Room); err != nil {
 		return Session{}, "", err
 	}
 	if s.VM, err = SessionVM(dir, agent, o.Name); err != nil {

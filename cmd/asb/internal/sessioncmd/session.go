@@ -93,7 +93,7 @@ func runNew(ctx context.Context, o *Options) error {
 				held = nil // no msb, or none running: nothing held
 			}
 			return host.CanHold(host.ReadMachine(f.Host), held, vm, cpus, mem)
-		}, FreeDisk: f.Host.FreeDisk})
+		}, Room: outer.Room{Bytes: f.Host.FreeDisk, Files: host.FreeFiles}})
 	if err != nil {
 		return cmdutil.InputError(err)
 	}
