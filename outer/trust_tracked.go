@@ -73,14 +73,14 @@ func workspaceIn(dir string) func(top string) bool {
 
 // readTrackedSub adds the tracked files below the top that no rule above
 // read (st.tracked: the index dropIgnored read), each as readTracked
-// reads it; a submodule's files are read from its own index
-// (readSubmodule).
+// reads it, those under .asb/ included; a submodule's files are read from
+// its own index (readSubmodule).
 func (s *TrustSet) readTrackedSub(root *folderfs.Root, sc trustScope, st *stamps) error {
 	if st.tracked == nil {
 		return nil
 	}
 	isWorkspace := workspaceIn(root.Dir())
-	for _, rel := range st.tracked.Sub {
+	for _, rel := range trackedBelow(st.tracked) {
 		if _, read := s.Files[rel]; read || !sc.subInSet(rel, isWorkspace) {
 			continue
 		}
@@ -180,10 +180,18 @@ func (sc trustScope) trackedSub(dir string) map[string]bool {
 	}
 	out := map[string]bool{}
 	isWorkspace := workspaceIn(dir)
-	for _, rel := range t.Sub {
+	for _, rel := range trackedBelow(t) {
 		if sc.subInSet(rel, isWorkspace) {
 			out[rel] = true
 		}
 	}
 	return out
+}
+
+// trackedBelow lists the tracked paths below the top the tracked rule reads:
+// those under .asb/ too, which folderfs keeps apart (State) for its
+// readers of runtime state. A commit that tracks .asb/lint.sh brings it
+// to every clone like scripts/lint.sh, and the Taskfile may run it.
+func trackedBelow(t *folderfs.Tracked) []string {
+	return append(t.Sub[:len(t.Sub):len(t.Sub)], t.State...)
 }

