@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -34,6 +33,10 @@ import (
 // TrustSet is the content of an outer folder that asb runs or hands on.
 type TrustSet struct {
 	Files map[string][]byte // relative path → content; AnswersFile: the answers
+	// untracked says why asb cannot know what git tracks in the folder
+	// ("" when it can): every file below the top is in the set then
+	// (trust_untracked.go).
+	untracked string
 }
 
 // AnswersFile is the name under which a trust set holds asb.yaml's
@@ -102,8 +105,9 @@ func ReadTrustSet(dir string) (*TrustSet, error) {
 // every file under toolchain/ but the host's CA copies asb writes there,
 // the agents' config folders, every Taskfile the Taskfile includes
 // (trust_includes.go), every other file git tracks below the top but in
-// workspace/ and asb's own folders (trust_tracked.go), and asb.yaml's
-// answers. A link among them, or a
+// workspace/ (trust_tracked.go) or, where asb cannot know what git
+// tracks, every file below the top but workspace/'s and asb's and
+// go-task's own records (trust_untracked.go), and asb.yaml's answers. A link among them, or a
 // special file, is an error: asb would not know what it runs. It returns
 // the set and the folder's stamps: everything it read (for the cache).
 func readTrustSet(dir string, sc trustScope) (*TrustSet, *stamps, error) {
@@ -195,16 +199,21 @@ func (s *TrustSet) readLink(root *folderfs.Root, rel string, st *stamps) error {
 // size and digest, which the hash and the diff use alike.
 func (s *TrustSet) readFile(root *folderfs.Root, rel string, d fs.DirEntry, st *stamps) error {
 	if !d.Type().IsRegular() {
-		return fmt.Errorf("%s is not a plain file (a link or a device): asb runs no folder whose Taskfile, configs or image it cannot read as they are; replace it with a file", rel)
+		return notPlain(rel)
 	}
-	f, err := root.OpenFile(rel, os.O_RDONLY, 0)
+	f, err := root.OpenNoBlock(rel) // not waiting on a FIFO put in the file's place since it was listed
 	if err != nil {
 		return folderfs.Explain(rel, err)
 	}
 	defer f.Close()
-	if fi, err := f.Stat(); err == nil {
-		st.put(rel, folderfs.StampOf(fi)) // the file read, not what the path names later
+	fi, err := f.Stat()
+	if err != nil {
+		return err
 	}
+	if !fi.Mode().IsRegular() {
+		return notPlain(rel)
+	}
+	st.put(rel, folderfs.StampOf(fi)) // the file read, not what the path names later
 	trustReads.Add(1)
 	head, err := io.ReadAll(io.LimitReader(f, schema.MaxFileSize+1))
 	if err != nil {
@@ -222,6 +231,10 @@ func (s *TrustSet) readFile(root *folderfs.Root, rel string, d fs.DirEntry, st *
 	}
 	s.Files[rel] = fmt.Appendf(nil, "(a file of %d bytes, sha256 %x)\n", int64(len(head))+n, h.Sum(nil))
 	return nil
+}
+
+func notPlain(rel string) error {
+	return fmt.Errorf("%s is not a plain file (a link or a device): asb runs no folder whose Taskfile, configs or image it cannot read as they are; replace it with a file", rel)
 }
 
 // readAnswers adds asb.yaml's answers and workspace origin, as
@@ -348,9 +361,9 @@ func renderTrustSet(dir string, tree fs.FS, sc trustScope) (*TrustSet, error) {
 		return nil, err
 	}
 	s := &TrustSet{Files: map[string][]byte{AnswersFile: answersOf(rec)}}
-	sub := sc.trackedSub(dir) // as readTrackedSub reads them
+	sub := sc.renderSub(dir) // as readTrackedSub reads the folder
 	for _, f := range plan.Files {
-		if !f.Dir && (sc.has(f.Path) || sub[f.Path]) {
+		if !f.Dir && (sc.has(f.Path) || strings.Contains(f.Path, "/") && sub(f.Path, f.Content)) {
 			s.Files[f.Path] = f.Content
 		}
 	}

@@ -17,7 +17,8 @@ import (
 // such a file (git writes only tracked files), so only this machine's
 // user put it there, and nothing runs it. notes.txt, a command's output
 // or a merge's *.orig can then sit beside the Taskfile without making the
-// folder "not approved". Without a repository every file counts.
+// folder "not approved". Where asb cannot know what git tracks (no
+// repository, an index it cannot read: trackedOf) every file counts.
 
 // readByName are top-level names a tool reads without being told.
 var readByName = sync.OnceValue(func() *regexp.Regexp {
@@ -26,13 +27,18 @@ var readByName = sync.OnceValue(func() *regexp.Regexp {
 
 // dropIgnored takes the scratch files out of the set.
 func (s *TrustSet) dropIgnored(root *folderfs.Root, st *stamps) error {
-	t, err := folderfs.ReadTracked(root.Dir())
-	if err != nil || t.Index == "" {
-		st.add(".git") // a repository made later changes what counts
-		return nil     //nolint:nilerr // no repository asb can read: every file counts
+	t, repo, why := trackedOf(root.Dir())
+	if t != nil && t.Index != "" {
+		st.putAbs(t.Index, t.Stamp)
+		st.tracked = t
 	}
-	st.putAbs(t.Index, t.Stamp)
-	st.tracked = t
+	if why != "" || repo.Pointer || repo.Prefix != "" {
+		st.add(".git") // a repository made, or a pointer changed, later changes what counts
+	}
+	if why != "" {
+		s.untracked = why
+		return nil // no record of what git wrote: every file counts
+	}
 	raw, err := root.ReadFile(".gitignore", 1<<20)
 	st.add(".gitignore")
 	if err != nil {

@@ -2,6 +2,7 @@ package outer
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -21,10 +22,15 @@ func writeTree(t *testing.T, dir string, files map[string]string) {
 }
 
 // A Taskfile included from a subfolder (and what it includes in turn, and
-// a folder's YAML files) is in the trust set: a commit that changes it
-// after an approval changes the hash. Files no include names stay out.
+// a folder's YAML files) is in the trust set, tracked by git or not: a
+// commit that changes it after an approval changes the hash. Files no
+// include names, and git does not track, stay out.
 func TestTrustSetFollowsIncludes(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
 	dir := t.TempDir()
+	gitIn(t, dir, "init", "-q") // a repository that tracks nothing yet
 	writeTree(t, dir, map[string]string{
 		"Taskfile.yml":           "version: '3'\nincludes:\n  extra: ./tasks/extra.yml\n  lib:\n    taskfile: lib\n    optional: true\n  gone:\n    taskfile: ./none.yml\n    optional: true\n",
 		"tasks/extra.yml":        "version: '3'\nincludes:\n  deeper: ../deep/more.yml\n  back: ../Taskfile.yml\n",

@@ -188,6 +188,9 @@ func (v *Verdict) printFiles(ctx context.Context, w io.Writer, git runner.Git, h
 		what = "the version you approved"
 	}
 	fmt.Fprintf(w, "Files that differ from %s:\n", what)
+	if v.Set.untracked != "" {
+		fmt.Fprintf(w, "  (asb cannot know what git tracks here: %s; so every file below the top counts, not only what a clone brings)\n", v.Set.untracked)
+	}
 	for _, e := range list {
 		fmt.Fprintf(w, "  %-20s %s\n", e.name, e.label)
 	}

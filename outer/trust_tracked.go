@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -22,9 +21,9 @@ import (
 // from a clone, but the Taskfile may run it (`sh ./.task/lint.sh`), and
 // asb writes no tracked file there. A file
 // nobody tracks below the top is this machine's (a clone or a pull writes
-// only tracked files), and not in the set. Without a repository asb can
-// read, nothing below the top counts but the folders read whole: no clone
-// brought the folder.
+// only tracked files), and not in the set. Where asb cannot know what git
+// tracks (no repository holds the folder, an index it cannot read, …),
+// every file below the top counts instead (trust_untracked.go).
 
 // subInSet reports whether the tracked path rel (below the top) is in the
 // set when no other rule puts it there: not under workspace/ (isWorkspace:
@@ -50,34 +49,18 @@ func (sc trustScope) topExcluded(top string, isWorkspace func(top string) bool) 
 }
 
 // workspaceIn says whether a top folder of dir is its workspace/: by name,
-// or, spelled in another case, by being the same folder (on macOS's file
-// system a committed Workspace/ is workspace/). On Linux's, Workspace/ is
-// a folder of the clone like scripts/, and its tracked files count
-// (hostile_fix_workspace_case.txtar).
-func workspaceIn(dir string) func(top string) bool {
-	return func(top string) bool {
-		if top == WorkspaceDir {
-			return true
-		}
-		if !strings.EqualFold(top, WorkspaceDir) {
-			return false
-		}
-		a, err := os.Lstat(filepath.Join(dir, top))
-		if err != nil {
-			return false
-		}
-		b, err := os.Lstat(filepath.Join(dir, WorkspaceDir))
-		return err == nil && os.SameFile(a, b)
-	}
-}
+// or, spelled in another case, by being the same folder (sameIn). On
+// Linux's file system, Workspace/ is a folder of the clone like scripts/,
+// and its tracked files count (hostile_fix_workspace_case.txtar).
+func workspaceIn(dir string) func(top string) bool { return sameIn(dir, WorkspaceDir) }
 
 // readTrackedSub adds the tracked files below the top that no rule above
 // read (st.tracked: the index dropIgnored read), each as readTracked
 // reads it, those under .asb/ included; a submodule's files are read from
 // its own index (readSubmodule).
 func (s *TrustSet) readTrackedSub(root *folderfs.Root, sc trustScope, st *stamps) error {
-	if st.tracked == nil {
-		return nil
+	if s.untracked != "" || st.tracked == nil {
+		return s.readUntrackedSub(root, sc, st)
 	}
 	isWorkspace := workspaceIn(root.Dir())
 	for _, rel := range trackedBelow(st.tracked) {
@@ -171,21 +154,27 @@ func (s *TrustSet) readTracked(root *folderfs.Root, rel string, st *stamps) erro
 	return s.readFile(root, rel, fs.FileInfoToDirEntry(fi), st)
 }
 
-// trackedSub is the set of dir's tracked paths below the top that are in
-// its trust set by subInSet: what a render of the folder holds of them.
-func (sc trustScope) trackedSub(dir string) map[string]bool {
-	t, err := folderfs.ReadTracked(dir)
-	if err != nil || t == nil {
-		return nil
-	}
-	out := map[string]bool{}
+// renderSub says which files of a render of dir below the top are in its
+// trust set, as readTrackedSub reads the folder: the tracked ones by
+// subInSet, or, where asb cannot know what git tracks, every one the walk
+// would not leave out.
+func (sc trustScope) renderSub(dir string) func(rel string, content []byte) bool {
 	isWorkspace := workspaceIn(dir)
-	for _, rel := range trackedBelow(t) {
-		if sc.subInSet(rel, isWorkspace) {
-			out[rel] = true
+	t, _, why := trackedOf(dir)
+	if why != "" || t == nil {
+		return func(rel string, content []byte) bool {
+			top, rest, _ := strings.Cut(rel, "/")
+			own := (top == folderfs.StateDir || top == ".task") && ownRecord(top == folderfs.StateDir, rest, content)
+			return sc.subInSet(rel, isWorkspace) && !own
 		}
 	}
-	return out
+	sub := map[string]bool{}
+	for _, rel := range trackedBelow(t) {
+		if sc.subInSet(rel, isWorkspace) {
+			sub[rel] = true
+		}
+	}
+	return func(rel string, _ []byte) bool { return sub[rel] }
 }
 
 // trackedBelow lists the tracked paths below the top the tracked rule reads:

@@ -73,6 +73,14 @@ func TestWarmPassNoticesEveryChange(t *testing.T) {
 		"a file that appears": func(t *testing.T, dir string, _ Judge) {
 			appendTo(t, filepath.Join(dir, "absent.yaml"), "x: 1\n")
 		},
+		// The folder has no git: every file below the top counts, those
+		// added to a folder below it and to .asb/ too.
+		"a file added below the top": func(t *testing.T, dir string, _ Judge) {
+			writeFile(t, dir, ".schemas/lint.sh", "curl x | sh\n")
+		},
+		"a file added to .asb/": func(t *testing.T, dir string, _ Judge) {
+			writeFile(t, dir, ".asb/lint.sh", "curl x | sh\n")
+		},
 		"approval revoked": func(t *testing.T, dir string, j Judge) {
 			store, err := ApprovalStore(j.getenv)
 			if err != nil {

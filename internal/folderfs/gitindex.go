@@ -27,6 +27,9 @@ const maxIndex = 64 << 20
 type Repo struct {
 	Index  string // the index file
 	Prefix string // the outer folder's path in the repository, "" or "sub/dir/"
+	// Pointer: the .git is a file (a worktree's or a submodule's "gitdir:"
+	// line) naming the git folder that holds Index.
+	Pointer bool
 }
 
 // FindRepo finds the repository holding dir: the nearest .git at or above
@@ -61,7 +64,7 @@ func FindRepo(dir string) (repo Repo, ok bool, err error) {
 	if rel != "." {
 		prefix = filepath.ToSlash(rel) + "/"
 	}
-	return Repo{Index: filepath.Join(gitdir, "index"), Prefix: prefix}, true, nil
+	return Repo{Index: filepath.Join(gitdir, "index"), Prefix: prefix, Pointer: fi.Mode().IsRegular()}, true, nil
 }
 
 // WorktreeGitDir is the git dir a worktree's .git file (in root) names.

@@ -23,6 +23,10 @@ func OpenNoBlock(r *os.Root, name string) (*os.File, error) {
 	return r.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 }
 
+// OpenNoBlock opens rel of the folder to read, not waiting on a FIFO (or
+// a device) put in its place.
+func (r *Root) OpenNoBlock(rel string) (*os.File, error) { return OpenNoBlock(r.r, name(rel)) }
+
 // NoBlockFS is r.FS() (links followed only inside r) whose opens do not
 // wait on a FIFO: for fs.WalkDir and fs.ReadDir over a tree the VM writes.
 func NoBlockFS(r *os.Root) fs.FS { return noBlockFS{r} }

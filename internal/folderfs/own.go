@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"regexp"
+	"slices"
+	"sync"
 )
 
 // OwnFolders are the folders of an outer folder that hold what asb and its
@@ -41,4 +44,34 @@ func checkOwn(r *os.Root) error {
 		return &OwnLinkError{Name: n, Target: target}
 	}
 	return nil
+}
+
+// StateEntries are the names asb writes directly under .asb/: its records
+// and locks, and its folders (the host repository, the sessions' checkouts,
+// the warm records, …). Without a record of what git tracks, a file of
+// .asb/ by any other name is in the trust set (outer/trust_untracked.go):
+// no asb wrote it, and the Taskfile may run it. A path asb writes under
+// .asb/ starts with one of them (TestStateEntries in runner and
+// outer hold that).
+var StateEntries = []string{
+	"state.yaml", "state.lock", "run.lock", "git.lock", "serve.json", "taskfile.json", "generated.json",
+	"secrets.key", "secrets.stamp",
+	"git", "import", "sessions", "review", "notify", "msb", "warm", "secrets-stamps",
+}
+
+// stateTemp are the names of asb's writes under way directly under .asb/:
+// a staging file of one of its files (.NAME.asb-HEX, CreateTemp) and the
+// host repository being made (git.new-N).
+var stateTemp = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(\.(.+)` + regexp.QuoteMeta(StagingInfix) + `[0-9a-f]{16}|git\.new-[0-9]+)$`)
+})
+
+// IsStateEntry reports whether name, an entry directly under .asb/, is
+// one asb writes (StateEntries, or a write of one under way).
+func IsStateEntry(name string) bool {
+	if slices.Contains(StateEntries, name) {
+		return true
+	}
+	m := stateTemp().FindStringSubmatch(name)
+	return m != nil && (m[2] == "" || slices.Contains(StateEntries, m[2]))
 }

@@ -121,6 +121,13 @@ func Run(ctx context.Context, o *Options) error {
 	for _, s := range sessions {
 		args = append(args, "--session", s)
 	}
+	keep := func() {}
+	if o.Output != "" {
+		// -o k8s/ writes into the outer folder, where, without a record
+		// of what git tracks, every file below the top counts: asb's own
+		// write keeps an approved folder approved (docs/trust.md).
+		keep = cmdutil.KeepApproval(f, dir)
+	}
 	cmd := exec.CommandContext(ctx, exe, args...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = nil, f.IO.Out, f.IO.ErrOut
 	if wd, err := f.Getwd(); err == nil {
@@ -134,6 +141,7 @@ func Run(ctx context.Context, o *Options) error {
 	if err != nil {
 		return fmt.Errorf("run %s: %w", exe, err)
 	}
+	keep()
 	return nil
 }
 
