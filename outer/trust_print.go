@@ -157,6 +157,9 @@ func (v *Verdict) printFiles(ctx context.Context, w io.Writer, git runner.Git, h
 		render = &TrustSet{Files: map[string][]byte{}}
 	}
 	tracked, _ := folderfs.ReadTracked(v.Dir)
+	if v.Set.untracked != "" {
+		tracked = nil // no record: nothing stays out as untracked
+	}
 	type entry struct {
 		name, label string
 		diff        bool

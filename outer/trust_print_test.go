@@ -30,3 +30,33 @@ func TestPrintFilesWithoutGitSaysSo(t *testing.T) {
 		t.Errorf("printFiles without git:\n%s\nwant the line %q", out, want)
 	}
 }
+
+// Where asb cannot know what git tracks (here a .git file naming a git
+// folder with no index), the files that differ say why every file counts,
+// and none is labelled as one .gitignore could keep out of the set.
+func TestPrintFilesWithoutATrackedSet(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	dir := t.TempDir()
+	writeFile(t, dir, ".git", "gitdir: ../.git/modules/demo\n")
+	writeFile(t, dir, ".gitignore", "notes.txt\n")
+	writeFile(t, dir, "notes.txt", "mine\n")
+	writeFile(t, dir, "scripts/lint.sh", "echo lint\n")
+	set, err := ReadTrustSet(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := &Verdict{Dir: dir, Set: set}
+	var b bytes.Buffer
+	if err := v.printFiles(context.Background(), &b, runner.Git{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{"asb cannot know what git tracks here: its .git file names a git folder with no index", "notes.txt ", "scripts/lint.sh "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("printFiles:\n%s\nwant %q", out, want)
+		}
+	}
+	if strings.Contains(out, "stays out of the set") {
+		t.Errorf("printFiles says .gitignore keeps a file out:\n%s", out)
+	}
+}
