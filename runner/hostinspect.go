@@ -158,8 +158,14 @@ func (h *HostRepo) SetHead(ctx context.Context, ref string) error {
 // of rev's tree in the host repository, and git status with the checkout
 // as the work tree. The checkout's files are read as data: its .git is not
 // git's repository here, so none of its config, hooks, attributes drivers
-// or fsmonitor is in play; submodules are not entered.
+// or fsmonitor is in play. Submodules are not entered: git resolves a
+// submodule's HEAD through its .git, which the VM points anywhere on the
+// host, so each one's entry is marked unchanged before git looks.
 func (h *HostRepo) Dirty(ctx context.Context, dir, rev string) ([]string, error) {
+	tree, err := h.treeModes(ctx, rev)
+	if err != nil {
+		return nil, err
+	}
 	tmp, err := os.MkdirTemp("", "asb-index-")
 	if err != nil {
 		return nil, err
@@ -167,14 +173,24 @@ func (h *HostRepo) Dirty(ctx context.Context, dir, rev string) ([]string, error)
 	defer os.RemoveAll(tmp)
 	r := gitRun{env: []string{"GIT_INDEX_FILE=" + filepath.Join(tmp, "index")}}
 	wt := "--work-tree=" + dir
+	var links io.Reader // the submodules, for the step that reads them
+	steps := [][]string{{"read-tree", "--end-of-options", rev}}
+	if l := tree.gitlinks(); len(l) > 0 {
+		links = strings.NewReader(strings.Join(l, "\x00") + "\x00")
+		steps = append(steps, []string{"update-index", "--assume-unchanged", "-z", "--stdin"})
+	}
 	var files []string
-	for _, args := range [][]string{
-		{"read-tree", "--end-of-options", rev},
+	for _, args := range append(steps,
 		// The new index knows no file's stat: refresh hashes each one.
-		{"update-index", "-q", "--refresh", "--ignore-submodules"},
-		{"diff-files", "--name-only", "-z", "--ignore-submodules=all", "--no-ext-diff", "--no-textconv"},
-		{"ls-files", "-z", "--others", "--exclude-standard"},
-	} {
+		// (update-index applies its options in order.)
+		[]string{"update-index", "-q", "--ignore-submodules", "--refresh"},
+		[]string{"diff-files", "--name-only", "-z", "--ignore-submodules=all", "--no-ext-diff", "--no-textconv"},
+		[]string{"ls-files", "-z", "--others", "--exclude-standard"},
+	) {
+		r.stdin = nil
+		if args[len(args)-1] == "--stdin" {
+			r.stdin = links
+		}
 		out, err := h.run(ctx, r, append([]string{wt, "-c", "core.untrackedCache=false"}, args...)...)
 		var te *ToolError
 		if err != nil && !(args[0] == "update-index" && errors.As(err, &te) && te.Code == 1) {
