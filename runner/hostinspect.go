@@ -160,10 +160,16 @@ func (h *HostRepo) SetHead(ctx context.Context, ref string) error {
 // git's repository here, so none of its config, hooks, attributes drivers
 // or fsmonitor is in play. Submodules are not entered: git resolves a
 // submodule's HEAD through its .git, which the VM points anywhere on the
-// host, so each one's entry is marked unchanged before git looks.
+// host, so each one's entry is marked unchanged before git looks. What
+// else git would wait on, follow out of the checkout or read for hours is
+// refused first (checkWorkTree: a *WorkTreeError), with nothing writing
+// the checkout meanwhile: the caller stops the VM first.
 func (h *HostRepo) Dirty(ctx context.Context, dir, rev string) ([]string, error) {
 	tree, err := h.treeModes(ctx, rev)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkWorkTree(dir, tree); err != nil {
 		return nil, err
 	}
 	tmp, err := os.MkdirTemp("", "asb-index-")
