@@ -2,8 +2,10 @@ package outer
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"path"
 	"path/filepath"
 	"time"
 
@@ -128,12 +130,15 @@ func (d *SessionDiff) Files(ctx context.Context, branch string, table schema.Hos
 }
 
 // UnmergedError is a session whose branch holds commits no other branch
-// has: removing it would lose them.
+// has, or whose checkout has work not committed, or that asb could not
+// check: removing it could lose them.
 type UnmergedError struct {
 	Name, Branch string
 	Commits      int
 	Dirty        bool
-	Why          string
+	Why          string // what else keeps it
+	Take         string // what to do about Why ("": take the commits)
+	Stopped      string // the VM asb stopped to read the checkout
 }
 
 func (e *UnmergedError) Error() string {
@@ -145,15 +150,23 @@ func (e *UnmergedError) Error() string {
 		take = fmt.Sprintf("commit them in its VM first (asb task vm:shell --session %s) and take the branch", e.Name)
 	case e.Why != "":
 		what = e.Why
+		if e.Take != "" {
+			take = e.Take
+		}
 	}
-	return fmt.Sprintf("session %s not removed: %s; %s, or remove it anyway with asb session rm --force %s", e.Name, what, take, e.Name)
+	msg := fmt.Sprintf("session %s not removed: %s; %s, or remove it anyway with asb session rm --force %s", e.Name, what, take, e.Name)
+	if e.Stopped != "" {
+		msg += fmt.Sprintf(" (its VM %s is stopped now: asb stopped it to read the checkout with nothing writing it)", e.Stopped)
+	}
+	return msg
 }
 
 // RemoveSession ends session s: its VM, its home volume, its checkout and
 // record, and its refs in the host repository. Unless force, a branch
 // holding commits no other ref of the host repository has, or a checkout
 // with uncommitted changes, is refused (UnmergedError) before anything is
-// removed. The caller holds the folder's lock.
+// removed; to read the checkout, a VM that runs is stopped first. The
+// caller holds the folder's lock.
 func RemoveSession(ctx context.Context, dir string, s Session, t SessionTools, force bool) error {
 	h, err := runner.OpenHostRepo(ctx, t.Git, dir)
 	if err != nil && !force {
@@ -185,12 +198,80 @@ func RemoveSession(ctx context.Context, dir string, s Session, t SessionTools, f
 }
 
 // keepsNothing refuses to remove s while its checkout has work that is
-// not committed, or its branch commits that no other ref holds.
+// not committed, or its branch commits that no other ref holds. The
+// checkout is read with nothing writing it (runner.HostRepo.Dirty: what
+// the VM planted there for the host's git is refused first, which holds
+// only while the VM is stopped): a VM that runs is stopped, unless its
+// branch alone keeps the session (then it runs on, and an agent attached
+// to it too).
 func keepsNothing(ctx context.Context, dir string, h *runner.HostRepo, s Session, t SessionTools) error {
+	status, err := t.MSB.Status(ctx, s.VM)
+	if err != nil {
+		return &UnmergedError{Name: s.Name, Branch: s.Branch,
+			Why:  fmt.Sprintf("msb cannot say whether its VM %s runs (%v), and asb reads the checkout only with nothing writing it", s.VM, err),
+			Take: "see that msb works (asb doctor) and try again"}
+	}
 	// workspace/'s branches as they are now hold what was merged there (a
 	// repository that cannot be read holds nothing: the count errs on the
 	// side of keeping the session).
 	_, _, _ = importWorkspace(ctx, t.Git, dir)
+	if status == "" || status == "Stopped" {
+		return checkoutKept(ctx, dir, h, s)
+	}
+	if err := branchKept(ctx, h, s); err != nil {
+		return err
+	}
+	if err := t.MSB.Stop(ctx, s.VM); err != nil {
+		return &UnmergedError{Name: s.Name, Branch: s.Branch,
+			Why:  fmt.Sprintf("its VM %s (%s) could not be stopped (%v), and asb reads the checkout only with nothing writing it", s.VM, status, err),
+			Take: fmt.Sprintf("stop it (msb stop %s) and try again", s.VM)}
+	}
+	// Read again: the VM may have committed since.
+	err = checkoutKept(ctx, dir, h, s)
+	var ue *UnmergedError
+	if errors.As(err, &ue) {
+		ue.Stopped = s.VM
+	} else if err != nil {
+		err = fmt.Errorf("%w (its VM %s is stopped now: asb stopped it to read the checkout)", err, s.VM)
+	}
+	return err
+}
+
+// branchKept imports s's checkout and refuses while its branch holds
+// commits no other ref has.
+func branchKept(ctx context.Context, h *runner.HostRepo, s Session) error {
+	if err := importSession(ctx, h, s); err != nil {
+		return err
+	}
+	return unmerged(ctx, h, s)
+}
+
+// checkoutKept imports s's checkout and refuses while it has work not
+// committed (asb's check refusing it counts so), or its branch commits no
+// other ref has. s's VM does not run.
+func checkoutKept(ctx context.Context, dir string, h *runner.HostRepo, s Session) error {
+	if err := importSession(ctx, h, s); err != nil {
+		return err
+	}
+	head, _ := sessionRefs(s.Name)
+	co := filepath.Join(dir, filepath.FromSlash(s.Paths.Workspace))
+	dirty, err := h.Dirty(ctx, co, head)
+	var we *runner.WorkTreeError
+	switch {
+	case errors.As(err, &we):
+		p := path.Join(s.Paths.Workspace, we.Path)
+		return &UnmergedError{Name: s.Name, Branch: s.Branch,
+			Why:  "asb cannot check its checkout for changes not committed: " + we.Error(),
+			Take: fmt.Sprintf("look at %s and remove it, then try again", p)}
+	case err != nil || len(dirty) > 0:
+		return &UnmergedError{Name: s.Name, Branch: s.Branch, Dirty: true}
+	}
+	return unmerged(ctx, h, s)
+}
+
+// importSession brings s's commits into h; a checkout that cannot be
+// imported, or whose HEAD cannot be read, keeps the session.
+func importSession(ctx context.Context, h *runner.HostRepo, s Session) error {
 	imp, err := h.Import(ctx, SessionSource(s))
 	if err != nil {
 		return &UnmergedError{Name: s.Name, Branch: s.Branch, Why: err.Error()}
@@ -198,11 +279,12 @@ func keepsNothing(ctx context.Context, dir string, h *runner.HostRepo, s Session
 	if imp.HeadErr != nil {
 		return &UnmergedError{Name: s.Name, Branch: s.Branch, Why: "its checkout's HEAD cannot be read (" + imp.HeadErr.Error() + ")"}
 	}
+	return nil
+}
+
+// unmerged refuses while s's branch holds commits no other ref has.
+func unmerged(ctx context.Context, h *runner.HostRepo, s Session) error {
 	head, base := sessionRefs(s.Name)
-	co := filepath.Join(dir, filepath.FromSlash(s.Paths.Workspace))
-	if dirty, err := h.Dirty(ctx, co, head); err != nil || len(dirty) > 0 {
-		return &UnmergedError{Name: s.Name, Branch: s.Branch, Dirty: true}
-	}
 	n, err := h.Unmerged(ctx, s.HostRef(), head, base)
 	if err != nil {
 		return fmt.Errorf("count %s's commits: %w", s.Branch, err)

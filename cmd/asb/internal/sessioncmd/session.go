@@ -137,7 +137,9 @@ func rmCmd(o *Options) *cobra.Command {
 and its branch NAME in the host repository (.asb/git). Refused while the
 branch holds commits that no other branch of the host repository has, or
 the checkout has changes not committed (judged from the host repository,
-reading the checkout as data): take them first, or --force to lose them.`,
+reading the checkout as data, with its VM stopped first: nothing may write
+it meanwhile), or holds what asb does not give git to read (a FIFO, a link
+where git looks for a repository): take them first, or --force to lose them.`,
 		Example: `  asb session rm fix-login
   asb session rm --force experiment   # after git fetch asb && git merge asb/experiment in your checkout`,
 		Args: cmdutil.ExactArgs(1),
