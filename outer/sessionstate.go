@@ -215,7 +215,7 @@ func keepsNothing(ctx context.Context, dir string, h *runner.HostRepo, s Session
 	// repository that cannot be read holds nothing: the count errs on the
 	// side of keeping the session).
 	_, _, _ = importWorkspace(ctx, t.Git, dir)
-	if status == "" || status == "Stopped" {
+	if status == "" || status == "Stopped" || status == "Crashed" { // no VM process: nothing writes
 		return checkoutKept(ctx, dir, h, s)
 	}
 	if err := branchKept(ctx, h, s); err != nil {
