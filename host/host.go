@@ -16,6 +16,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+
+	"github.com/agents-sandbox/asb/internal/proc"
 )
 
 // Host is what the checks look at. SystemHost is the real one; tests pass
@@ -89,7 +91,7 @@ func (SystemHost) FreeDisk(p string) (uint64, error) { return freeDisk(p) }
 
 // Run runs name with args.
 func (SystemHost) Run(ctx context.Context, name string, args ...string) ([]byte, []byte, error) {
-	cmd := exec.CommandContext(ctx, name, args...)
+	cmd := proc.Command(ctx, name, args...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/agents-sandbox/asb/internal/proc"
 )
 
 // Attach runs argv (found on PATH) in dir with env as asb's child, with
@@ -31,7 +33,7 @@ func Attach(argv, env []string, dir string, in io.Reader, out, errOut io.Writer,
 		return 127, false, err
 	}
 	cmd := &exec.Cmd{Path: path, Args: argv, Env: env, Dir: dir, Stdin: in, Stdout: out, Stderr: errOut, WaitDelay: time.Second}
-	endWithParent(cmd)
+	proc.EndWithParent(cmd)
 	var watch *answerWatch
 	var r *os.File
 	if len(answers) > 0 {

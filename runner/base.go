@@ -13,7 +13,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
+
+	"github.com/agents-sandbox/asb/internal/proc"
 )
 
 // BaseImage builds a Debian base image from the distribution's packages,
@@ -54,7 +55,7 @@ func (b BaseImage) Recipe() string {
 func (b BaseImage) Exists(ctx context.Context) bool {
 	argv := append(append([]string{}, b.Builder...), "image", "inspect", "--format",
 		`{{index .Config.Labels "`+BaseLabel+`"}}`, b.Ref)
-	out, err := exec.CommandContext(ctx, argv[0], argv[1:]...).Output()
+	out, err := proc.Command(ctx, argv[0], argv[1:]...).Output()
 	if err != nil {
 		return false
 	}
@@ -71,11 +72,11 @@ func (b BaseImage) Build(ctx context.Context) error {
 	if _, err := look("mmdebstrap"); err != nil {
 		return fmt.Errorf("building %s needs mmdebstrap, which is not installed: sudo apt-get install mmdebstrap (or pull a base image: set ARG BASE_IMAGE in toolchain/Dockerfile to a registry's image)", b.Ref)
 	}
-	deb := exec.CommandContext(ctx, "mmdebstrap", b.mmdebstrapArgs()...)
+	deb := proc.Group(ctx, "mmdebstrap", b.mmdebstrapArgs()...)
 	deb.Env = append(os.Environ(), "SOURCE_DATE_EPOCH="+b.SourceDateEpoch)
 	imp := append(append([]string{}, b.Builder...), "import", "--change", `CMD ["bash"]`,
 		"--change", "LABEL "+BaseLabel+"="+b.Recipe(), "-", b.Ref)
-	load := exec.CommandContext(ctx, imp[0], imp[1:]...)
+	load := proc.Group(ctx, imp[0], imp[1:]...)
 	pipe, err := deb.StdoutPipe()
 	if err != nil {
 		return err
@@ -84,10 +85,6 @@ func (b BaseImage) Build(ctx context.Context) error {
 	var debErr, loadErr bytes.Buffer
 	deb.Stderr = io.MultiWriter(&debErr, b.stderr())
 	load.Stderr, load.Stdout = &loadErr, io.Discard
-	for _, c := range []*exec.Cmd{deb, load} {
-		c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-		c.Cancel = func() error { return syscall.Kill(-c.Process.Pid, syscall.SIGTERM) }
-	}
 	if err := deb.Start(); err != nil {
 		return fmt.Errorf("mmdebstrap: %w", err)
 	}

@@ -12,6 +12,8 @@ import (
 	"os/exec"
 	"strings"
 	"syscall"
+
+	"github.com/agents-sandbox/asb/internal/proc"
 )
 
 // ToolError is a host tool that failed: which command, its exit code and
@@ -46,12 +48,11 @@ func Output(ctx context.Context, dir, name string, args ...string) ([]byte, erro
 
 // OutputEnv is Output with env added to this process's environment.
 func OutputEnv(ctx context.Context, dir string, env []string, name string, args ...string) ([]byte, error) {
-	cmd := exec.CommandContext(ctx, name, args...)
+	cmd := proc.Command(ctx, name, args...)
 	cmd.Dir = dir
 	if env != nil {
 		cmd.Env = append(os.Environ(), env...)
 	}
-	dieWithParent(cmd)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {

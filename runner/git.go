@@ -43,7 +43,6 @@ func (g Git) output(ctx context.Context, dir string, args ...string) ([]byte, er
 func (g Git) run(ctx context.Context, r gitRun, args ...string) ([]byte, error) {
 	cmd := hostgit.Command(ctx, g.Bin, r.dir, r.config, args...)
 	cmd.Env = append(cmd.Env, r.env...)
-	dieWithParent(cmd)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if r.stdout != nil {

@@ -11,12 +11,12 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
 
 	"github.com/agents-sandbox/asb/generator"
+	"github.com/agents-sandbox/asb/internal/proc"
 	"github.com/agents-sandbox/asb/schema"
 )
 
@@ -135,7 +135,7 @@ func (e *CommandError) Unwrap() error { return e.Err }
 // standard error goes to stderr as it comes (a password manager may ask
 // something there) and is kept for the error of a failed command.
 func RunSecretCommand(ctx context.Context, dir, name, command string, env []string, stderr io.Writer) (string, error) {
-	cmd := exec.CommandContext(ctx, "sh", "-c", command)
+	cmd := proc.Command(ctx, "sh", "-c", command)
 	cmd.Dir, cmd.Env, cmd.Stdin = dir, env, os.Stdin
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, stderr

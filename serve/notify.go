@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/agents-sandbox/asb/internal/folderfs"
+	"github.com/agents-sandbox/asb/internal/proc"
 	"github.com/agents-sandbox/asb/internal/termtext"
 )
 
@@ -185,7 +186,7 @@ func DesktopNotify(ctx context.Context, title, body string) error {
 	if err != nil {
 		return fmt.Errorf("%s not found (on Debian: apt-get install libnotify-bin)", argv[0])
 	}
-	out, err := exec.CommandContext(ctx, p, argv[1:]...).CombinedOutput()
+	out, err := proc.Command(ctx, p, argv[1:]...).CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("%s: %w: %s", argv[0], err, out)
 	}

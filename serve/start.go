@@ -6,11 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os/exec"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/agents-sandbox/asb/internal/proc"
 	"github.com/agents-sandbox/asb/outer"
 	"github.com/agents-sandbox/asb/runner"
 	"github.com/agents-sandbox/asb/schema"
@@ -271,7 +271,7 @@ func StartScript(s *schema.AgentServe) string {
 // StartInVM runs StartScript in vm as dev in /workspace, the password on
 // its stdin.
 func StartInVM(ctx context.Context, vm string, s *schema.AgentServe, pw string) error {
-	cmd := exec.CommandContext(ctx, "msb", "exec", "--stream", "-u", "dev", "-w", "/workspace", vm, "--", "sh", "-c", StartScript(s))
+	cmd := proc.Command(ctx, "msb", "exec", "--stream", "-u", "dev", "-w", "/workspace", vm, "--", "sh", "-c", StartScript(s))
 	cmd.Stdin = strings.NewReader(pw + "\n")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("msb exec %s (starting the agent's server): %w: %s", vm, err, strings.TrimSpace(string(out)))

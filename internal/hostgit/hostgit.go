@@ -21,6 +21,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+
+	"github.com/agents-sandbox/asb/internal/proc"
 )
 
 // Config is whose configuration files a git process reads.
@@ -110,12 +112,13 @@ func Environ(parent []string, c Config) []string {
 }
 
 // Command is git (bin, "git" when empty) with args after Args' options,
-// run in dir with Environ's environment of this process's.
+// run in dir with Environ's environment of this process's, ending as
+// every process of asb's does (internal/proc).
 func Command(ctx context.Context, bin, dir string, c Config, args ...string) *exec.Cmd {
 	if bin == "" {
 		bin = "git"
 	}
-	cmd := exec.CommandContext(ctx, bin, Args(args...)...)
+	cmd := proc.Command(ctx, bin, Args(args...)...)
 	cmd.Dir = dir
 	cmd.Env = Environ(os.Environ(), c)
 	return cmd

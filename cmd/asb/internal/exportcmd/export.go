@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agents-sandbox/asb/cmd/asb/internal/cmdutil"
+	"github.com/agents-sandbox/asb/internal/proc"
 	"github.com/agents-sandbox/asb/outer"
 	"github.com/agents-sandbox/asb/runner"
 )
@@ -128,7 +129,7 @@ func Run(ctx context.Context, o *Options) error {
 		// write keeps an approved folder approved (docs/trust.md).
 		keep = cmdutil.KeepApproval(f, dir)
 	}
-	cmd := exec.CommandContext(ctx, exe, args...)
+	cmd := proc.Command(ctx, exe, args...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = nil, f.IO.Out, f.IO.ErrOut
 	if wd, err := f.Getwd(); err == nil {
 		cmd.Dir = wd // -o DIR is relative to where asb runs

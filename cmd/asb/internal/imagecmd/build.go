@@ -16,6 +16,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/agents-sandbox/asb/cmd/asb/internal/cmdutil"
+	"github.com/agents-sandbox/asb/internal/proc"
 	"github.com/agents-sandbox/asb/outer"
 	"github.com/agents-sandbox/asb/runner"
 	"github.com/agents-sandbox/asb/schema"
@@ -142,7 +143,7 @@ func ensureBase(ctx context.Context, o *Options, builder []string, ref string) e
 // runTool runs argv and returns its exit code; err only when it could not
 // run at all.
 func runTool(ctx context.Context, dir string, argv []string, stdout, stderr io.Writer) (int, error) {
-	c := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	c := proc.Command(ctx, argv[0], argv[1:]...)
 	c.Dir, c.Stdout, c.Stderr = dir, stdout, stderr
 	err := c.Run()
 	var ee *exec.ExitError

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agents-sandbox/asb/cmd/asb/internal/cmdutil"
+	"github.com/agents-sandbox/asb/internal/proc"
 	"github.com/agents-sandbox/asb/internal/termtext"
 	"github.com/agents-sandbox/asb/runner"
 	"github.com/agents-sandbox/asb/schema"
@@ -91,8 +92,9 @@ func Run(ctx context.Context, o *Options) error {
 	if o.Session != "" {
 		args = append(args, "--session", o.Session)
 	}
-	cmd := exec.CommandContext(ctx, exe, args...)
+	cmd := proc.Command(ctx, exe, args...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = f.IO.In, agentOut(f.IO), f.IO.ErrOut
+	proc.EndWithParent(cmd) // on the terminal: it puts the terminal back
 	err = cmd.Run()
 	var ee *exec.ExitError
 	if errors.As(err, &ee) && ee.ExitCode() > 0 {

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agents-sandbox/asb/cmd/asb/internal/cmdutil"
+	"github.com/agents-sandbox/asb/internal/proc"
 	"github.com/agents-sandbox/asb/runner"
 	"github.com/agents-sandbox/asb/schema"
 )
@@ -91,7 +92,7 @@ func runExec(ctx context.Context, o *Options, argv []string) error {
 			return fmt.Errorf("%s: %w", argv[0], err)
 		}
 	}
-	c := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	c := proc.Command(ctx, argv[0], argv[1:]...)
 	c.Env, c.Dir = env, dir
 	c.Stdin, c.Stdout, c.Stderr = o.Factory.IO.In, o.Factory.IO.Out, o.Factory.IO.ErrOut
 	err = c.Run()

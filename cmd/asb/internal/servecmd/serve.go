@@ -16,6 +16,7 @@ import (
 
 	"github.com/agents-sandbox/asb/cmd/asb/internal/cmdutil"
 	"github.com/agents-sandbox/asb/generator"
+	"github.com/agents-sandbox/asb/internal/proc"
 	"github.com/agents-sandbox/asb/outer"
 	"github.com/agents-sandbox/asb/schema"
 	"github.com/agents-sandbox/asb/serve"
@@ -161,7 +162,7 @@ func childTask(f *cmdutil.Factory) func(ctx context.Context, dir, name string) e
 		if err != nil {
 			return err
 		}
-		cmd := exec.CommandContext(ctx, self, "task", "-d", dir, name)
+		cmd := proc.Command(ctx, self, "task", "-d", dir, name)
 		cmd.Stdin, cmd.Stdout, cmd.Stderr = nil, f.IO.ErrOut, f.IO.ErrOut
 		if err := cmd.Run(); err != nil {
 			return fmt.Errorf("asb task %s: %w", name, err)
@@ -172,8 +173,9 @@ func childTask(f *cmdutil.Factory) func(ctx context.Context, dir, name string) e
 
 // runClient runs the host's client on this terminal.
 func runClient(ctx context.Context, argv, env []string) error {
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd := proc.Command(ctx, argv[0], argv[1:]...)
 	cmd.Env = append(os.Environ(), env...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	proc.EndWithParent(cmd) // on the terminal: it puts the terminal back
 	return cmd.Run()
 }
