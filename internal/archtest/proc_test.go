@@ -1,0 +1,40 @@
+package archtest
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// ownStarts are the product files that may start a process otherwise than
+// through internal/proc, each with why.
+var ownStarts = map[string]string{
+	"internal/proc/proc.go": "the one place",
+	"runner/attach.go":      "msb exec on the terminal: asb waits for it however its own context ends, and passes SIGTERM and SIGHUP on by hand (it is tied to asb by proc.EndWithParent)",
+}
+
+var startRe = regexp.MustCompile(`\bexec\.(Command|CommandContext)\(|\bexec\.Cmd\{|\bos\.StartProcess\(|\bsyscall\.ForkExec\(`)
+
+// One way to start a process, impossible to forget: every process asb
+// starts ends by internal/proc's rule (SIGTERM when asb's context ends, a
+// kill Grace later, a bounded wait for its pipes, killed when asb dies), so
+// no product file but the listed ones starts one with os/exec itself.
+func TestProcessesStartThroughProc(t *testing.T) {
+	root := moduleRoot(t)
+	for _, p := range productFiles(t, root) {
+		r, _ := filepath.Rel(root, p)
+		r = filepath.ToSlash(r)
+		if strings.HasPrefix(r, "internal/benchmark/") {
+			continue // make bench's own program, not in any binary
+		}
+		raw, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := ownStarts[r]; !ok && startRe.Match(raw) {
+			t.Errorf("%s starts a process with os/exec: use proc.Command (internal/proc), or list it in proc_test.go with why", r)
+		}
+	}
+}
