@@ -6,6 +6,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -13,6 +14,7 @@ import (
 	"sync"
 
 	"github.com/agents-sandbox/asb/internal/folderfs"
+	"github.com/agents-sandbox/asb/schema"
 )
 
 // Files below the top when asb cannot know what git tracks. The tracked
@@ -103,15 +105,17 @@ type untrackedWalk struct {
 	st    *stamps
 	left  int // entries the walk may still look at
 	isWS  func(string) bool
-	state string // the top folder that is .asb/ ("" none)
-	task  string // the top folder that is .task/ ("" none)
+	vm    map[string]bool // folders the VM writes (vmWritten): not walked
+	state string          // the top folder that is .asb/ ("" none)
+	task  string          // the top folder that is .task/ ("" none)
 }
 
 // readUntrackedSub adds every file below the top that no rule above read
 // and the walk does not leave out (ownRecord, subInSet), stamping every
 // folder it walked (a file added changes its folder's stamp).
 func (s *TrustSet) readUntrackedSub(root *folderfs.Root, sc trustScope, st *stamps) error {
-	w := &untrackedWalk{s: s, root: root, sc: sc, st: st, left: maxUntrackedEntries, isWS: workspaceIn(root.Dir())}
+	w := &untrackedWalk{s: s, root: root, sc: sc, st: st, left: maxUntrackedEntries, isWS: workspaceIn(root.Dir()),
+		vm: vmWritten(s.Files[SandboxFile])}
 	isState, isTask := sameIn(root.Dir(), folderfs.StateDir), sameIn(root.Dir(), ".task")
 	entries, err := fs.ReadDir(root.FS(), ".")
 	if err != nil {
@@ -119,7 +123,7 @@ func (s *TrustSet) readUntrackedSub(root *folderfs.Root, sc trustScope, st *stam
 	}
 	for _, e := range entries {
 		name := e.Name()
-		if !e.IsDir() || w.sc.topExcluded(name, w.isWS) {
+		if !e.IsDir() || w.sc.topExcluded(name, w.isWS) || w.vm[name] {
 			continue // a link at the top is readLink's; a file, the top's rules'
 		}
 		switch {
@@ -176,6 +180,8 @@ func (w *untrackedWalk) entry(p string, d fs.DirEntry) error {
 		return fmt.Errorf("%s is a link (to %s), and %s: every file below the top then counts, and asb runs no folder whose files it cannot read as they are; replace the link with the file it leads to", p, target, w.why())
 	case d.IsDir() && strings.EqualFold(d.Name(), ".git"):
 		return fmt.Errorf("%s is a git repository inside the outer folder, and %s: every file below the top then counts, and what a repository holds (its hooks, which git runs) is not a file asb can approve; remove it, or make the outer folder a git repository asb reads (git init, git add -A, git commit)", p, w.why())
+	case d.IsDir() && w.vm[p]:
+		return nil // the VM's, as workspace/ is
 	case d.IsDir():
 		return w.folder(p)
 	case !d.Type().IsRegular():
@@ -221,4 +227,31 @@ func sameIn(dir, want string) func(top string) bool {
 		b, err := os.Lstat(filepath.Join(dir, want))
 		return err == nil && os.SameFile(a, b)
 	}
+}
+
+// vmWritten are the folders below the top that sandbox (the set's
+// sandbox.yaml) binds into the VM read-write, as slash paths from the top:
+// the VM writes them, as it writes workspace/, so what it adds there is
+// its data, not the folder's, and the walk does not read them (else each
+// file the agent writes there would make the folder unapproved; the
+// real-boot scenario's rw mounts did). A bind msb would expand (a "$"),
+// one read-only, or one out of the folder names nothing here. In a folder
+// git tracks, a tracked file there still counts (readTrackedSub); so does
+// sandbox.yaml itself, which names them: the mounts are approved with it.
+func vmWritten(sandbox []byte) map[string]bool {
+	sb, _, _ := schema.LoadSandbox(SandboxFile, sandbox)
+	if sb == nil {
+		return nil
+	}
+	out := map[string]bool{}
+	for _, m := range sb.Mounts {
+		if m.Kind != "bind" || m.Readonly || m.Bind == "" || strings.Contains(m.Bind, "$") || filepath.IsAbs(m.Bind) {
+			continue
+		}
+		rel := path.Clean(filepath.ToSlash(m.Bind))
+		if rel != "." && rel != ".." && !strings.HasPrefix(rel, "../") {
+			out[rel] = true
+		}
+	}
+	return out
 }

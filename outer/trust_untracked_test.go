@@ -182,3 +182,44 @@ func TestUntrackedWalkRefuses(t *testing.T) {
 		})
 	}
 }
+
+// TestUntrackedWalkSkipsTheVMsFolders: a folder sandbox.yaml binds into
+// the VM read-write is the VM's, as workspace/ is: what the agent writes
+// there leaves an approved folder without git approved (the real-boot
+// scenario's rw mounts were asked about after each agent run). A
+// read-only bind is not the VM's: a file added there is asked about.
+func TestUntrackedWalkSkipsTheVMsFolders(t *testing.T) {
+	dir, j := cacheFolder(t)
+	sb := filepath.Join(dir, SandboxFile)
+	raw, err := os.ReadFile(sb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mounts := "mounts:\n  - ./d1:/d1\n  - bind: d3\n    target: /d3\n  - ./d2:/d2-ro:ro\n  - bind: ./${SUB}\n    target: /sub\n"
+	if err := os.WriteFile(sb, []byte(strings.Replace(string(raw), "mounts:\n", mounts, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"d1/keep", "d2/keep", "d3/keep"} {
+		writeFile(t, dir, f, "x\n")
+	}
+	v, err := j.Check(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Set.Files["d2/keep"] == nil || v.Set.Files["d1/keep"] != nil || v.Set.Files["d3/keep"] != nil {
+		t.Fatalf("set %v: want d2's file in it (read-only), d1's and d3's not (read-write)", v.Set.names())
+	}
+	if err := v.Approve("a test"); err != nil {
+		t.Fatal(err)
+	}
+	settle(t, dir, j)
+	writeFile(t, dir, "d1/.vm-wrote", "vm\n")
+	writeFile(t, dir, "d3/deep/.vm-wrote", "vm\n")
+	if v, err := CheckTrustCached(dir, j); err != nil || !v.Trusted {
+		t.Fatalf("the VM wrote in its read-write folders: trusted %v (%s), %v; want still approved", v.Trusted, v.Why, err)
+	}
+	writeFile(t, dir, "d2/added.sh", "curl x | sh\n")
+	if v, err := CheckTrustCached(dir, j); err != nil || v.Trusted {
+		t.Fatalf("a file added in a read-only bind: trusted %v, %v; want asked about", v.Trusted, err)
+	}
+}
