@@ -1,6 +1,7 @@
 package archtest
 
 import (
+	"iter"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -32,17 +33,7 @@ var (
 // escape sequence, and every JSON document a command prints goes through
 // termtext.JSON (so a Writer keeps it valid).
 func TestOnePrinter(t *testing.T) {
-	root := moduleRoot(t)
-	for _, p := range productFiles(t, root) {
-		r, _ := filepath.Rel(root, p)
-		r = filepath.ToSlash(r)
-		if strings.HasPrefix(r, "internal/benchmark/") {
-			continue // make bench's own program, not in any binary
-		}
-		raw, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for r, raw := range shippedSources(t) {
 		src := string(raw)
 		if _, ok := rawStreams[r]; !ok && rawStreamRe.MatchString(src) {
 			t.Errorf("%s names os.Stdout or os.Stderr: print to the command's IOStreams (internal/termtext), or list it in printer_test.go with why", r)
@@ -55,6 +46,29 @@ func TestOnePrinter(t *testing.T) {
 				if !strings.HasPrefix(src[loc[1]:], "termtext.JSON(") {
 					t.Errorf("%s: json.NewEncoder(…) of a command's output must take termtext.JSON(w)", r)
 				}
+			}
+		}
+	}
+}
+
+// shippedSources yields each product file that goes into a binary (not
+// make bench's own program), by its slash path from the module's root,
+// with its content: what the rules on source text read.
+func shippedSources(t *testing.T) iter.Seq2[string, []byte] {
+	root := moduleRoot(t)
+	return func(yield func(string, []byte) bool) {
+		for _, p := range productFiles(t, root) {
+			r, _ := filepath.Rel(root, p)
+			r = filepath.ToSlash(r)
+			if strings.HasPrefix(r, "internal/benchmark/") {
+				continue // make bench's own program, not in any binary
+			}
+			raw, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !yield(r, raw) {
+				return
 			}
 		}
 	}

@@ -1,10 +1,7 @@
 package archtest
 
 import (
-	"os"
-	"path/filepath"
 	"regexp"
-	"strings"
 	"testing"
 )
 
@@ -22,17 +19,7 @@ var startRe = regexp.MustCompile(`\bexec\.(Command|CommandContext)\(|\bexec\.Cmd
 // kill Grace later, a bounded wait for its pipes, killed when asb dies), so
 // no product file but the listed ones starts one with os/exec itself.
 func TestProcessesStartThroughProc(t *testing.T) {
-	root := moduleRoot(t)
-	for _, p := range productFiles(t, root) {
-		r, _ := filepath.Rel(root, p)
-		r = filepath.ToSlash(r)
-		if strings.HasPrefix(r, "internal/benchmark/") {
-			continue // make bench's own program, not in any binary
-		}
-		raw, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for r, raw := range shippedSources(t) {
 		if _, ok := ownStarts[r]; !ok && startRe.Match(raw) {
 			t.Errorf("%s starts a process with os/exec: use proc.Command (internal/proc), or list it in proc_test.go with why", r)
 		}
