@@ -50,15 +50,7 @@ func checkoutWithSubmodule(t *testing.T) (h *HostRepo, ws string) {
 	ws = filepath.Join(dir, "workspace")
 	vm(t, ws, "-c", "protocol.file.allow=always", "submodule", "add", "-q", secret, "mod")
 	vm(t, ws, "commit", "-qm", "a submodule")
-	ctx := context.Background()
-	h, err := OpenHostRepo(ctx, Git{}, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := h.Import(ctx, WorkspaceSource()); err != nil {
-		t.Fatal(err)
-	}
-	return h, ws
+	return importedHostRepo(t, dir), ws
 }
 
 // The VM points a submodule's .git (a gitdir: file, or a link) at a

@@ -310,13 +310,7 @@ func TestDirtyRunsNothingOfTheCheckout(t *testing.T) {
 	_, _ = f.WriteString("[filter \"x\"]\n\tclean = " + prog + "\n\tprocess = " + prog + "\n[core]\n\tfsmonitor = " + prog + "\n")
 	f.Close()
 	ctx := context.Background()
-	h, err := OpenHostRepo(ctx, Git{}, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := h.Import(ctx, WorkspaceSource()); err != nil {
-		t.Fatal(err)
-	}
+	h := importedHostRepo(t, dir)
 	clean, err := h.Dirty(ctx, ws, WorkspaceHeadRef)
 	if err != nil || len(clean) != 0 {
 		t.Errorf("a clean checkout: %q, %v", clean, err)

@@ -14,6 +14,13 @@ import (
 func importedWorkspace(t *testing.T) (h *HostRepo, ws string) {
 	t.Helper()
 	dir, _, _ := folderWithWorkspace(t)
+	return importedHostRepo(t, dir), filepath.Join(dir, "workspace")
+}
+
+// importedHostRepo is the host repository of the outer folder dir, with
+// workspace/ imported.
+func importedHostRepo(t *testing.T, dir string) *HostRepo {
+	t.Helper()
 	ctx := context.Background()
 	h, err := OpenHostRepo(ctx, Git{}, dir)
 	if err != nil {
@@ -22,7 +29,7 @@ func importedWorkspace(t *testing.T) (h *HostRepo, ws string) {
 	if _, err := h.Import(ctx, WorkspaceSource()); err != nil {
 		t.Fatal(err)
 	}
-	return h, filepath.Join(dir, "workspace")
+	return h
 }
 
 // fakeRepo makes dir a folder git takes for a repository (HEAD, objects,
