@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agents-sandbox/asb/internal/testkit/vmtree"
 	"github.com/agents-sandbox/asb/schema"
 )
 
@@ -27,22 +28,7 @@ func TestReviewDeepFolders(t *testing.T) {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		r, err := os.OpenRoot(d)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for range 2000 {
-			if err := r.Mkdir("a", 0o755); err != nil {
-				t.Fatal(err)
-			}
-			next, err := r.OpenRoot("a")
-			r.Close()
-			if err != nil {
-				t.Fatal(err)
-			}
-			r = next
-		}
-		r.Close()
+		vmtree.Nest(t, d, 2000)
 	}
 	start := time.Now()
 	changes, err := ReviewHostRun(dir, "", table, io.Discard)

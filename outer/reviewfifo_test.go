@@ -4,11 +4,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/agents-sandbox/asb/internal/testkit/vmtree"
 	"github.com/agents-sandbox/asb/schema"
 )
 
@@ -38,20 +38,10 @@ func TestReviewFIFORace(t *testing.T) {
 	}
 	point("conf/real")
 	table := schema.HostRunTable(schema.BaseHostRun)
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			point("conf/real")
-			point("conf/fifo")
-		}
-	})
-	defer func() { close(stop); wg.Wait() }()
+	defer vmtree.Churn(func(int) {
+		point("conf/real")
+		point("conf/fifo")
+	})()
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/agents-sandbox/asb/internal/testkit/vmtree"
 )
 
 // watchFIFO makes a FIFO at p and reports whether anything opened it to
@@ -20,25 +22,15 @@ func watchFIFO(t *testing.T, p string) (opened func() bool) {
 		t.Fatal(err)
 	}
 	var n atomic.Int32
-	stop, done := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			// A writer's open that does not wait succeeds only while a
-			// reader has the FIFO open (or waits in its open).
-			if f, err := os.OpenFile(p, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
-				n.Add(1)
-				f.Close()
-			}
-			time.Sleep(time.Millisecond)
+	t.Cleanup(vmtree.Churn(func(int) {
+		// A writer's open that does not wait succeeds only while a reader
+		// has the FIFO open (or waits in its open).
+		if f, err := os.OpenFile(p, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+			n.Add(1)
+			f.Close()
 		}
-	}()
-	t.Cleanup(func() { close(stop); <-done })
+		time.Sleep(time.Millisecond)
+	}))
 	return func() bool { return n.Load() > 0 }
 }
 

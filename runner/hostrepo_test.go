@@ -8,9 +8,10 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/agents-sandbox/asb/internal/testkit/vmtree"
 )
 
 // vm runs git in repo as the VM's git would: with the repository's own
@@ -174,27 +175,18 @@ func TestImportRaceWithTheVM(t *testing.T) {
 	packs, _ := filepath.Glob(filepath.Join(secret, ".git", "objects", "pack", "pack-*"))
 	alt := filepath.Join(git, "objects", "info", "alternates")
 	steal := filepath.Join(git, "refs", "heads", "steal")
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		for i := 0; ; i++ {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			time.Sleep(time.Duration(i%7) * time.Millisecond)
-			_ = os.WriteFile(alt, []byte(filepath.Join(secret, ".git", "objects")+"\n"), 0o644)
-			for _, p := range packs {
-				_ = os.Symlink(p, filepath.Join(git, "objects", "pack", filepath.Base(p)))
-			}
-			_ = os.WriteFile(steal, []byte(secretID+"\n"), 0o644)
-			time.Sleep(time.Duration(i%3) * time.Millisecond)
-			_ = os.Remove(alt)
-			_ = os.Remove(steal)
-			for _, p := range packs {
-				_ = os.Remove(filepath.Join(git, "objects", "pack", filepath.Base(p)))
-			}
+	stop := vmtree.Churn(func(i int) {
+		time.Sleep(time.Duration(i%7) * time.Millisecond)
+		_ = os.WriteFile(alt, []byte(filepath.Join(secret, ".git", "objects")+"\n"), 0o644)
+		for _, p := range packs {
+			_ = os.Symlink(p, filepath.Join(git, "objects", "pack", filepath.Base(p)))
+		}
+		_ = os.WriteFile(steal, []byte(secretID+"\n"), 0o644)
+		time.Sleep(time.Duration(i%3) * time.Millisecond)
+		_ = os.Remove(alt)
+		_ = os.Remove(steal)
+		for _, p := range packs {
+			_ = os.Remove(filepath.Join(git, "objects", "pack", filepath.Base(p)))
 		}
 	})
 	passed := 0
@@ -203,8 +195,7 @@ func TestImportRaceWithTheVM(t *testing.T) {
 			passed++
 		}
 	}
-	close(stop)
-	wg.Wait()
+	stop()
 	t.Logf("%d of 40 imports went through while the VM raced them", passed)
 	if _, ok := h.Commit(ctx, secretID); ok {
 		t.Fatal("the secret repository's commit reached the host repository")

@@ -2,33 +2,12 @@ package runner
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
-)
 
-// nest makes a chain of depth folders named a under dir, through openat
-// (a path that long is over PATH_MAX: the VM makes it one mkdir at a time).
-func nest(t *testing.T, dir string, depth int) {
-	t.Helper()
-	r, err := os.OpenRoot(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for range depth {
-		if err := r.Mkdir("a", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		next, err := r.OpenRoot("a")
-		r.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		r = next
-	}
-	r.Close()
-}
+	"github.com/agents-sandbox/asb/internal/testkit/vmtree"
+)
 
 // The VM nests folders thousands deep under .git/refs and .git/objects
 // (no file, no link: nothing refused). Each walk of asb's (the shape
@@ -41,8 +20,8 @@ func nest(t *testing.T, dir string, depth int) {
 func TestImportDeepFolders(t *testing.T) {
 	dir, _, _ := folderWithWorkspace(t)
 	git := filepath.Join(dir, "workspace", ".git")
-	nest(t, filepath.Join(git, "refs", "heads"), 5000)
-	nest(t, filepath.Join(git, "objects", "pack"), 5000)
+	vmtree.Nest(t, filepath.Join(git, "refs", "heads"), 5000)
+	vmtree.Nest(t, filepath.Join(git, "objects", "pack"), 5000)
 	ctx := context.Background()
 	h, err := OpenHostRepo(ctx, Git{}, dir)
 	if err != nil {

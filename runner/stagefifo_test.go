@@ -3,10 +3,11 @@ package runner
 import (
 	"os"
 	"path/filepath"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/agents-sandbox/asb/internal/testkit/vmtree"
 )
 
 // The VM swaps a FIFO in for an object file between the directory read
@@ -18,25 +19,15 @@ func TestStageFIFORace(t *testing.T) {
 	dir, _, _ := folderWithWorkspace(t)
 	git := filepath.Join(dir, "workspace", ".git")
 	pack := filepath.Join(git, "objects", "pack", "pack-1111111111111111111111111111111111111111.pack")
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		for i := 0; ; i++ {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			// A plain file of a new size (so the copy staged is stale),
-			// then a FIFO in its place.
-			tmp := pack + ".tmp"
-			_ = os.WriteFile(tmp, make([]byte, 1+i%64), 0o644)
-			_ = os.Rename(tmp, pack)
-			_ = syscall.Mkfifo(tmp, 0o644)
-			_ = os.Rename(tmp, pack)
-		}
-	})
-	defer func() { close(stop); wg.Wait() }()
+	// A plain file of a new size (so the copy staged is stale), then a
+	// FIFO in its place.
+	defer vmtree.Churn(func(i int) {
+		tmp := pack + ".tmp"
+		_ = os.WriteFile(tmp, make([]byte, 1+i%64), 0o644)
+		_ = os.Rename(tmp, pack)
+		_ = syscall.Mkfifo(tmp, 0o644)
+		_ = os.Rename(tmp, pack)
+	})()
 	src, err := OpenGitDir(filepath.Join(dir, "workspace"), "workspace/.git")
 	if err != nil {
 		t.Fatal(err)

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
+
+	"github.com/agents-sandbox/asb/internal/testkit/vmtree"
 )
 
 // importedWorkspace is workspace/ of an outer folder, one commit (a.txt)
@@ -156,11 +158,11 @@ func TestDirtyBoundsDepth(t *testing.T) {
 	defer func(was int) { maxWorkTreeDepth = was }(maxWorkTreeDepth)
 	maxWorkTreeDepth = 8
 	h, ws := importedWorkspace(t)
-	nest(t, ws, 8)
+	vmtree.Nest(t, ws, 8)
 	if _, err := h.Dirty(context.Background(), ws, WorkspaceHeadRef); err != nil {
 		t.Fatalf("8 deep: %v", err)
 	}
-	nest(t, filepath.Join(ws, "a", "a", "a", "a", "a", "a", "a", "a"), 1)
+	vmtree.Nest(t, filepath.Join(ws, "a", "a", "a", "a", "a", "a", "a", "a"), 1)
 	_, err := h.Dirty(context.Background(), ws, WorkspaceHeadRef)
 	var we *WorkTreeError
 	if !errors.As(err, &we) || we.Path != "a/a/a/a/a/a/a/a/a" {
