@@ -33,6 +33,16 @@ func Command(ctx context.Context, name string, args ...string) *exec.Cmd {
 	return cmd
 }
 
+// OnTerminal is Command for a program attached to the user's terminal
+// (the agent's client, asb kube agent's exporter): should asb die, the
+// kernel sends it SIGTERM instead of SIGKILL, so that it puts the terminal
+// back (EndWithParent).
+func OnTerminal(ctx context.Context, name string, args ...string) *exec.Cmd {
+	cmd := Command(ctx, name, args...)
+	EndWithParent(cmd)
+	return cmd
+}
+
 // Group is Command for a process that starts many of its own (mmdebstrap's
 // apt and dpkg): it runs in a process group of its own, and the SIGTERM
 // goes to the whole group. The terminal's Ctrl-C does not reach that group:

@@ -92,9 +92,8 @@ func Run(ctx context.Context, o *Options) error {
 	if o.Session != "" {
 		args = append(args, "--session", o.Session)
 	}
-	cmd := proc.Command(ctx, exe, args...)
+	cmd := proc.OnTerminal(ctx, exe, args...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = f.IO.In, agentOut(f.IO), f.IO.ErrOut
-	proc.EndWithParent(cmd) // on the terminal: it puts the terminal back
 	err = cmd.Run()
 	var ee *exec.ExitError
 	if errors.As(err, &ee) && ee.ExitCode() > 0 {

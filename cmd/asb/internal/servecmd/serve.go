@@ -173,9 +173,8 @@ func childTask(f *cmdutil.Factory) func(ctx context.Context, dir, name string) e
 
 // runClient runs the host's client on this terminal.
 func runClient(ctx context.Context, argv, env []string) error {
-	cmd := proc.Command(ctx, argv[0], argv[1:]...)
+	cmd := proc.OnTerminal(ctx, argv[0], argv[1:]...)
 	cmd.Env = append(os.Environ(), env...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	proc.EndWithParent(cmd) // on the terminal: it puts the terminal back
 	return cmd.Run()
 }
