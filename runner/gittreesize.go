@@ -19,34 +19,75 @@ type TreeSize struct {
 }
 
 // TreeSize reads what checking out rev would write, from the host
-// repository's objects (git ls-tree -r -l, streamed: a tree of millions
+// repository's objects (lsTree with sizes, streamed: a tree of millions
 // of entries is counted, not held). A submodule's commit is not entered,
 // as MakeCheckout does not.
 func (h *HostRepo) TreeSize(ctx context.Context, rev string) (TreeSize, error) {
-	var w treeSizer
-	_, err := h.run(ctx, gitRun{stdout: &w}, "ls-tree", "-r", "-l", "-z", "--full-tree", "--end-of-options", rev)
+	var s treeSizer
+	if err := h.lsTree(ctx, rev, true, s.add); err != nil {
+		return TreeSize{}, fmt.Errorf("read the files of %s: %w", rev, err)
+	}
+	return s.size, nil
+}
+
+// treeSizer adds up the files of a tree, entry by entry.
+type treeSizer struct{ size TreeSize }
+
+func (s *treeSizer) add(e treeEntry) error {
+	if e.Type != "blob" {
+		return nil
+	}
+	if e.Size > math.MaxInt64-s.size.Bytes {
+		s.size.Bytes = math.MaxInt64 // a made-up tree's sum saturates
+	} else {
+		s.size.Bytes += e.Size
+	}
+	s.size.Files++
+	if e.Size > s.size.MaxSize {
+		s.size.Largest, s.size.MaxSize = e.Path, e.Size
+	}
+	return nil
+}
+
+// treeEntry is one entry of git ls-tree -r: its mode, type ("blob",
+// "tree", "commit" for a submodule), path and, when asked for, its size
+// (-1 otherwise, and for a submodule).
+type treeEntry struct {
+	Mode, Type, Path string
+	Size             int64
+}
+
+// lsTree hands each entry of rev's tree (at any depth) to each, as git
+// ls-tree -r -z [-l] writes it in the host repository: streamed, record
+// by record, so a tree of millions of entries is never held whole.
+func (h *HostRepo) lsTree(ctx context.Context, rev string, sizes bool, each func(treeEntry) error) error {
+	args := []string{"ls-tree", "-r", "-z", "--full-tree"}
+	if sizes {
+		args = append(args, "-l")
+	}
+	w := treeRecords{sizes: sizes, each: each}
+	_, err := h.run(ctx, gitRun{stdout: &w}, append(args, "--end-of-options", rev)...)
 	if err == nil {
 		err = w.err
 	}
-	if err != nil {
-		return TreeSize{}, fmt.Errorf("read the files of %s: %w", rev, err)
-	}
-	return w.size, nil
+	return err
 }
 
 // maxTreeRecord bounds one record of ls-tree: a path the VM made up can
 // be any length in a tree object, and is not held whole past this.
 const maxTreeRecord = 1 << 20
 
-// treeSizer adds up ls-tree -l -z's records as they come: "MODE TYPE
-// OBJECT SIZE\tPATH\x00", SIZE right-aligned, "-" for a submodule.
-type treeSizer struct {
-	size    TreeSize
+// treeRecords parses ls-tree -z's records as they come: "MODE TYPE
+// OBJECT[ SIZE]\tPATH\x00", SIZE (with -l) right-aligned, "-" for a
+// submodule. The first error stops the parse and is kept.
+type treeRecords struct {
+	sizes   bool
+	each    func(treeEntry) error
 	partial []byte
 	err     error
 }
 
-func (w *treeSizer) Write(p []byte) (int, error) {
+func (w *treeRecords) Write(p []byte) (int, error) {
 	n := len(p)
 	for w.err == nil {
 		i := bytes.IndexByte(p, 0)
@@ -61,33 +102,29 @@ func (w *treeSizer) Write(p []byte) (int, error) {
 			rec = append(w.partial, rec...)
 			w.partial = w.partial[:0]
 		}
-		w.err = w.add(rec)
+		w.err = w.record(rec)
 		p = p[i+1:]
 	}
 	return n, nil
 }
 
-func (w *treeSizer) add(rec []byte) error {
+func (w *treeRecords) record(rec []byte) error {
 	meta, path, ok := bytes.Cut(rec, []byte{'\t'})
 	fields := bytes.Fields(meta)
-	if !ok || len(fields) != 4 {
+	want := 3
+	if w.sizes {
+		want = 4
+	}
+	if !ok || len(fields) != want {
 		return fmt.Errorf("git ls-tree wrote %q", rec)
 	}
-	if string(fields[1]) != "blob" {
-		return nil
+	e := treeEntry{Mode: string(fields[0]), Type: string(fields[1]), Path: string(path), Size: -1}
+	if w.sizes && e.Type == "blob" {
+		n, err := strconv.ParseInt(string(fields[3]), 10, 64)
+		if err != nil || n < 0 {
+			return fmt.Errorf("git ls-tree wrote %q", rec)
+		}
+		e.Size = n
 	}
-	n, err := strconv.ParseInt(string(fields[3]), 10, 64)
-	if err != nil || n < 0 {
-		return fmt.Errorf("git ls-tree wrote %q", rec)
-	}
-	if n > math.MaxInt64-w.size.Bytes {
-		w.size.Bytes = math.MaxInt64 // a made-up tree's sum saturates
-	} else {
-		w.size.Bytes += n
-	}
-	w.size.Files++
-	if n > w.size.MaxSize {
-		w.size.Largest, w.size.MaxSize = string(path), n
-	}
-	return nil
+	return w.each(e)
 }

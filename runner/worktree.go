@@ -27,16 +27,13 @@ type treeModes map[string]string
 
 // treeModes lists rev's tree, read in the host repository.
 func (h *HostRepo) treeModes(ctx context.Context, rev string) (treeModes, error) {
-	out, err := h.output(ctx, "ls-tree", "-r", "-z", "--full-tree", "--end-of-options", rev)
+	modes := treeModes{}
+	err := h.lsTree(ctx, rev, false, func(e treeEntry) error {
+		modes[e.Path] = e.Mode
+		return nil
+	})
 	if err != nil {
 		return nil, err
-	}
-	modes := treeModes{}
-	for e := range strings.SplitSeq(string(out), "\x00") {
-		meta, p, ok := strings.Cut(e, "\t")
-		if mode, _, _ := strings.Cut(meta, " "); ok {
-			modes[p] = mode
-		}
 	}
 	return modes, nil
 }
