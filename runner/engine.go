@@ -9,6 +9,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"syscall"
+
+	"github.com/agents-sandbox/asb/internal/proc"
 )
 
 // The go-task engine. go-task, embedded as a library, links ~450 packages
@@ -134,7 +136,7 @@ func ExecEngine(path string, spec EngineSpec) error {
 	if spec.Looking() {
 		env = LookingEnv(env)
 	}
-	err = syscall.Exec(path, argv, env)
+	err = proc.Exec(path, argv, env)
 	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOENT) {
 		return fmt.Errorf("run %s: not found", path)
 	}

@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-	"syscall"
 
 	"github.com/agents-sandbox/asb/internal/proc"
 )
@@ -84,5 +83,5 @@ func ExecProcess(argv, env []string, dir string) error {
 	if err := os.Chdir(dir); err != nil {
 		return err
 	}
-	return syscall.Exec(path, argv, env)
+	return proc.Exec(path, argv, env)
 }

@@ -117,6 +117,27 @@ func TestEndedServeEndsItsBoot(t *testing.T) {
 	}
 }
 
+// TestKilledServeEndsItsBoot kills `asb serve` with -9 while the VM it
+// starts boots and spins: its `asb task vm:start`, by then asb-task, is
+// asked to end by the kernel (serve starts it so), ends the boot as at
+// serve's SIGTERM, and no msb machine is left. (Before, asb task exec'd
+// asb-task from a thread the kernel keeps no parent-death signal for, and
+// both ran on with the boot.)
+func TestKilledServeEndsItsBoot(t *testing.T) {
+	testenv.Slow(t)
+	p, msbHome := startBootingServe(t)
+	if err := p.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_, errOut, _ := p.Wait(context.Background())
+	for deadline := time.Now().Add(30 * time.Second); len(testenv.Machines("", msbHome)) > 0; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("30 s after asb serve was killed, msb machines of its boot still run (pids %v)\nserve's output:\n%s",
+				testenv.Machines("", msbHome), errOut)
+		}
+	}
+}
+
 // startBootingServe starts `asb serve` in a new folder, with the stand-ins
 // and a boot that spins, and returns once msb has the VM's record,
 // Starting (the stand-in starts its machine first, as msb does).

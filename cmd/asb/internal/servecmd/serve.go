@@ -163,6 +163,10 @@ func childTask(f *cmdutil.Factory) func(ctx context.Context, dir, name string) e
 			return err
 		}
 		cmd := proc.Command(ctx, self, "task", "-d", dir, name)
+		// Should serve die (kill -9 included), the task is asked to end,
+		// as at serve's own SIGTERM: killed, its engine would leave the
+		// boot it started running (msb create, its machine).
+		proc.EndWithParent(cmd)
 		cmd.Stdin, cmd.Stdout, cmd.Stderr = nil, f.IO.ErrOut, f.IO.ErrOut
 		if err := cmd.Run(); err != nil {
 			return fmt.Errorf("asb task %s: %w", name, err)
