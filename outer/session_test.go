@@ -27,19 +27,24 @@ network:
 func TestDeriveSessionConfChangesOnlyWorkspaceAndPorts(t *testing.T) {
 	s := Session{Name: "one", Paths: schema.SessionPathsOf("one"),
 		Ports: map[string]string{"5173:5173": "40001:5173", "127.0.0.1:8080:80/udp": "127.0.0.1:40002:80/udp", "9000:9000": "40003:9000"}}
-	got, err := DeriveSessionConf([]byte(sessionSandbox), s)
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := DeriveSessionConf([]byte(sessionSandbox), s, dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	out := string(got)
-	// Beside the checkout: msb reads relative paths against the file's folder.
+	// Beside the checkout: msb reads relative paths against the file's
+	// folder, and starts no VM with a .. in one: the others are absolute.
 	for _, want := range []string{`bind: "./workspace"`, `- "40001:5173"`, `- "127.0.0.1:40002:80/udp"`, `- "40003:9000"`,
-		`"../../../opencode:/etc/opencode:ro"`, "# The project.", "Written by asb from sandbox.yaml for session one"} {
+		`"` + dir + `/opencode:/etc/opencode:ro"`, "# The project.", "Written by asb from sandbox.yaml for session one"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("derived config lacks %q:\n%s", want, out)
 		}
 	}
-	for _, gone := range []string{"bind: ./workspace", `"5173:5173"`, "9000:9000", `"./opencode`} {
+	for _, gone := range []string{"bind: ./workspace", `"5173:5173"`, "9000:9000", `"./opencode`, ".."} {
 		if strings.Contains(out, gone) {
 			t.Errorf("derived config still has %q:\n%s", gone, out)
 		}
@@ -51,18 +56,38 @@ func TestDeriveSessionConfChangesOnlyWorkspaceAndPorts(t *testing.T) {
 	}
 	// The short form of the workspace mount is pointed at the checkout too.
 	short := strings.Replace(sessionSandbox, "  - bind: ./workspace\n    target: /workspace\n", "  - ./workspace:/workspace\n", 1)
-	got, err = DeriveSessionConf([]byte(short), s)
+	got, err = DeriveSessionConf([]byte(short), s, dir)
 	if err != nil || !strings.Contains(string(got), `"./workspace:/workspace"`) {
 		t.Errorf("short form: %v\n%s", err, got)
 	}
 	// A port the session has no host port for is an error, never the folder's.
 	delete(s.Ports, "9000:9000")
-	if _, err := DeriveSessionConf([]byte(sessionSandbox), s); err == nil || !strings.Contains(err.Error(), "no host port") {
+	if _, err := DeriveSessionConf([]byte(sessionSandbox), s, dir); err == nil || !strings.Contains(err.Error(), "no host port") {
 		t.Errorf("missing port: %v", err)
 	}
 	// No workspace mount: nothing to point at the checkout.
-	if _, err := DeriveSessionConf([]byte("image: x\nmounts: []\n"), s); err == nil || !strings.Contains(err.Error(), "binds no folder at /workspace") {
+	if _, err := DeriveSessionConf([]byte("image: x\nmounts: []\n"), s, dir); err == nil || !strings.Contains(err.Error(), "binds no folder at /workspace") {
 		t.Errorf("no workspace: %v", err)
+	}
+}
+
+// TestDeriveSessionConfFolderWithColon: msb's short form SRC:TARGET cannot
+// carry a folder path with a colon: such a mount is refused with how to
+// write it; the long form carries it.
+func TestDeriveSessionConfFolderWithColon(t *testing.T) {
+	s := Session{Name: "one", Paths: schema.SessionPathsOf("one"), Ports: map[string]string{}}
+	dir := filepath.Join(t.TempDir(), "a:b")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	short := "image: x\nmounts:\n  - ./workspace:/workspace\n  - ./opencode:/etc/opencode:ro\n"
+	if _, err := DeriveSessionConf([]byte(short), s, dir); err == nil || !strings.Contains(err.Error(), "write it as bind: and target:") {
+		t.Errorf("short form in a folder with a colon: %v", err)
+	}
+	long := "image: x\nmounts:\n  - ./workspace:/workspace\n  - bind: ./opencode\n    target: /etc/opencode\n"
+	got, err := DeriveSessionConf([]byte(long), s, dir)
+	if err != nil || !strings.Contains(string(got), "a:b/opencode") {
+		t.Errorf("long form in a folder with a colon: %v\n%s", err, got)
 	}
 }
 

@@ -40,7 +40,7 @@ func CheckSessionConf(dir string, s Session, opts schema.CheckOptions) []schema.
 	if err != nil {
 		return at(fmt.Sprintf("read %s: %v", SandboxFile, err), "")
 	}
-	want, err := DeriveSessionConf(sandbox, s)
+	want, err := DeriveSessionConf(sandbox, s, dir)
 	if err != nil {
 		return at(err.Error(), "asb task --session "+s.Name+" gives every port a host port of the session's")
 	}

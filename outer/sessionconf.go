@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"path"
+	"path/filepath"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -24,23 +25,35 @@ const sessionConfHeader = "# Written by asb from sandbox.yaml for session %s, an
 // sandbox.yaml (sandbox) with the bind mounted at /workspace pointing at
 // the session's checkout and each forwarded host port replaced by the
 // session's own. msb resolves a relative path against the config's own
-// folder, so every other relative path is rebased to reach the same file
-// of the outer folder from there (./opencode becomes ../../../opencode).
-// Nothing else differs, so the session has the folder's boundary. A port
-// the folder forwards that s has no host port for is an error
-// (AssignSessionPorts gives it one).
-func DeriveSessionConf(sandbox []byte, s Session) ([]byte, error) {
-	return deriveSession(sandbox, s, true)
+// folder, and msb 0.7.2 does not start a VM with a bind whose path holds
+// .. ("mount …: Invalid argument"; the real-boot test), so every other
+// relative path is made absolute against the outer folder dir, links
+// resolved as msb's own working directory would be (./opencode becomes
+// /home/me/proj/opencode). Nothing else differs, so the session has the
+// folder's boundary. A port the folder forwards that s has no host port
+// for is an error (AssignSessionPorts gives it one).
+func DeriveSessionConf(sandbox []byte, s Session, dir string) ([]byte, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = real
+	}
+	return deriveSession(sandbox, s, abs)
 }
 
 // sessionConfAsFolder is the same config with its paths relative to the
 // outer folder, as if it stood in sandbox.yaml's place: what validate and
 // boundary judge (schema.CheckDir reads paths against the outer folder).
 func sessionConfAsFolder(sandbox []byte, s Session) ([]byte, error) {
-	return deriveSession(sandbox, s, false)
+	return deriveSession(sandbox, s, "")
 }
 
-func deriveSession(sandbox []byte, s Session, besideCheckout bool) ([]byte, error) {
+// deriveSession is the session's config beside its checkout, its other
+// relative paths made absolute against folder; with folder "", the same
+// config as if it stood in sandbox.yaml's place.
+func deriveSession(sandbox []byte, s Session, folder string) ([]byte, error) {
 	doc, err := yamledit.Parse(sandbox)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w; fix it by hand (asb validate shows where)", SandboxFile, err)
@@ -50,8 +63,10 @@ func deriveSession(sandbox []byte, s Session, besideCheckout bool) ([]byte, erro
 		return nil, fmt.Errorf("%s: %w", SandboxFile, err)
 	}
 	ws := "./" + s.Paths.Workspace
-	if besideCheckout {
-		rebasePaths(root, strings.Repeat("../", strings.Count(s.Paths.Dir, "/")+1))
+	if folder != "" {
+		if err := absolutePaths(root, folder); err != nil {
+			return nil, err
+		}
 		ws = "./" + path.Base(s.Paths.Workspace)
 	}
 	if err := pointWorkspace(root, ws); err != nil {
@@ -73,25 +88,36 @@ func deriveSession(sandbox []byte, s Session, besideCheckout bool) ([]byte, erro
 	return append([]byte(fmt.Sprintf(sessionConfHeader, s.Name)), out...), nil
 }
 
-// rebasePaths puts up before every relative host path of the mounts (a
-// bind's or a disk image's, in either form).
-func rebasePaths(root *yaml.Node, up string) {
+// absolutePaths makes every relative host path of the mounts (a bind's or
+// a disk image's, in either form) absolute against folder. The short form
+// SRC:TARGET cannot carry a folder path holding a colon. The mount at
+// /workspace is left to pointWorkspace.
+func absolutePaths(root *yaml.Node, folder string) error {
 	rel := func(p string) bool { return p != "" && !strings.HasPrefix(p, "/") && !strings.HasPrefix(p, "~") }
-	for _, it := range yamledit.Items(yamledit.Get(root, "mounts")) {
+	for i, it := range yamledit.Items(yamledit.Get(root, "mounts")) {
 		switch it.Kind {
 		case yaml.ScalarNode: // "SRC:TARGET[:OPTS]"; SRC is a path when it looks like one
 			src, rest, ok := strings.Cut(it.Value, ":")
-			if ok && rel(src) && (strings.HasPrefix(src, ".") || strings.Contains(src, "/")) {
-				it.Value, it.Style = path.Clean(up+src)+":"+rest, yaml.DoubleQuotedStyle
+			target, _, _ := strings.Cut(rest, ":")
+			if ok && target != schema.WorkspaceMount && rel(src) && (strings.HasPrefix(src, ".") || strings.Contains(src, "/")) {
+				if strings.Contains(folder, ":") {
+					return fmt.Errorf("%s: mounts[%d] %q: a session's config names it by the outer folder's path, %s, whose colon msb's short form SRC:TARGET cannot carry; write it as bind: and target: in %s",
+						SandboxFile, i, it.Value, folder, SandboxFile)
+				}
+				it.Value, it.Style = path.Join(folder, src)+":"+rest, yaml.DoubleQuotedStyle
 			}
 		case yaml.MappingNode:
+			if t := yamledit.Get(it, "target"); t != nil && t.Value == schema.WorkspaceMount {
+				continue
+			}
 			for _, key := range []string{"bind", "disk"} {
 				if v := yamledit.Get(it, key); v != nil && v.Kind == yaml.ScalarNode && rel(v.Value) {
-					v.Value, v.Style = path.Clean(up+v.Value), yaml.DoubleQuotedStyle
+					v.Value, v.Style = path.Join(folder, v.Value), yaml.DoubleQuotedStyle
 				}
 			}
 		}
 	}
+	return nil
 }
 
 // pointWorkspace makes the mount at /workspace a bind of src.
@@ -189,7 +215,7 @@ func WriteSessionConf(dir string, s Session) ([]byte, error) {
 	if err != nil {
 		return nil, folderfs.Explain(SandboxFile, err)
 	}
-	conf, err := DeriveSessionConf(sandbox, s)
+	conf, err := DeriveSessionConf(sandbox, s, dir)
 	if err != nil {
 		return nil, err
 	}

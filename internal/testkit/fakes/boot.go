@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -53,6 +54,22 @@ const NoBootEnv = "ASB_FAKE_NO_BOOT"
 // without CPU virtualization).
 const bootFailure = "error: failed to start %q\n  → other: sandbox process exited (exit status: 1) before agent relay became available\n  → run `msb logs --source system %[1]s` for full diagnostics"
 
+// dotDotFailure is msb 0.7.2's answer to a start of a VM with a bind whose
+// path holds .. (seen in the nested guest: ../x, ../../../x, in either
+// form, from a config anywhere): the VM's agent cannot mount the share.
+const dotDotFailure = "error: failed to start %q\n  → mount: mount %s_0badd07: Invalid argument (os error 22)\n  → run `msb logs --source system %[1]s` for full diagnostics"
+
+// dotDotBind is the last part of the first bind of sb whose path, as
+// written, holds .., or "".
+func dotDotBind(sb schema.Sandbox) string {
+	for _, m := range sb.Mounts {
+		if m.Kind == "bind" && slices.Contains(strings.Split(filepath.ToSlash(m.Bind), "/"), "..") {
+			return filepath.Base(filepath.Clean(m.Bind))
+		}
+	}
+	return ""
+}
+
 func bootMode() (mode string, seconds float64) {
 	mode = os.Getenv(BootEnv)
 	if os.Getenv(NoBootEnv) == "1" {
@@ -81,12 +98,14 @@ func (e *env) create(args []string) error {
 	image := ""
 	confLabels := map[string]string{}
 	cfg := &VMConfig{}
+	dotDot := ""
 	for _, conf := range fl["--conf"] { // later files overlay earlier ones
 		sb, b, err := readConf(conf)
 		if err != nil {
 			return err
 		}
 		raw, image = append(raw, b...), cmp.Or(sb.Image, image)
+		dotDot = cmp.Or(dotDot, dotDotBind(sb))
 		maps.Copy(confLabels, sb.Labels)
 		if c := resolvedConfig(conf, b); c != nil {
 			cfg = c
@@ -127,7 +146,7 @@ func (e *env) create(args []string) error {
 	sum := sha256.Sum256(raw)
 	vm := VMRecord{Name: name, Image: normRef(image), ImageID: img.ID, Conf: hex.EncodeToString(sum[:8]),
 		Mounts: append(fl["--mount-named"], fl["--mount-owned"]...), SecretSHA256: digests,
-		Labels: labels, Created: now(), Config: cfg}
+		Labels: labels, Created: now(), Config: cfg, DotDotMount: dotDot}
 	ports, err := forwards(append(fl["--port"], fl["-p"]...))
 	if err != nil {
 		return err
@@ -199,6 +218,13 @@ func (e *env) start(args []string) error {
 func (e *env) boot(vm VMRecord) error {
 	mode, seconds := bootMode()
 	verb, outcome := "machine", "fail"
+	if vm.DotDotMount != "" {
+		vm.Status = "Stopped"
+		if err := e.put("msb-vms", vm.Name, vm); err != nil {
+			return err
+		}
+		return fail(dotDotFailure, vm.Name, vm.DotDotMount)
+	}
 	switch mode {
 	case "fail":
 		vm.Status = "Stopped"

@@ -35,6 +35,9 @@ type VMRecord struct {
 	// SecretSHA256 holds, per secret, a digest of the value its variable had
 	// at create time (never the value), so tests can tell which source won.
 	SecretSHA256 map[string]string `json:"secret_sha256,omitempty"`
+	// DotDotMount is a bind whose path, as written, holds ..: msb 0.7.2
+	// records the VM, and its start fails (boot: dotDotFailure).
+	DotDotMount string `json:"dotdot_mount,omitempty"`
 	// Config is what msb inspect shows of the resolved config, in its
 	// shape: the bind mounts (host path resolved against the config
 	// file's folder, as msb does), the ports, the resources, the forwards
