@@ -118,6 +118,10 @@ func (c *checker) checkBind(i int, m Mount, rules MountRules, earlier []bindSeen
 		c.rule(SandboxFile, n, f, "mount", re)
 		return bindSeen{}, false
 	}
+	if re := BindDotDot(m.Bind, c.rel(c.lexicalPath(m.Bind))); re != nil {
+		c.rule(SandboxFile, n, f, "mount", re)
+		return bindSeen{}, false
+	}
 	if re := BindLink(c.dir, c.lexicalPath(m.Bind)); re != nil {
 		re.Value = m.Bind
 		c.rule(SandboxFile, n, f, "mount", re)

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -182,6 +183,19 @@ func HostKind(host string) *RuleError {
 		return &RuleError{Value: host, Why: "is not a folder; asb mounts folders", Fix: "mount the folder that holds it (read-only if the agent must not change it)"}
 	}
 	return nil
+}
+
+// BindDotDot judges a bind's host path as written: msb 0.7.2 starts no VM
+// with a .. in it, in either form, from a config anywhere (the VM's agent
+// cannot mount the share: "mount …: Invalid argument (os error 22)"; seen
+// in the nested guest, docs/boot.md). clean is the same folder, written
+// without it.
+func BindDotDot(written, clean string) *RuleError {
+	if !slices.Contains(strings.Split(filepath.ToSlash(written), "/"), "..") {
+		return nil
+	}
+	return &RuleError{Value: written, Why: "holds .., with which msb 0.7.2 starts no VM (\"mount …: Invalid argument\")",
+		Fix: "write the same folder without ..: " + clean}
 }
 
 // BindLink judges a bind's host path as written (made absolute, nothing
