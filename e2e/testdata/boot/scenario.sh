@@ -80,6 +80,11 @@ printf 'mounts:\n  - bind: %s\n    target: /x\n' "$DATA/outer/linked/sub" >"$DAT
 link_msb() { expect_fail link_msb timeout 300 msb create "$(msb image ls -q | head -n1)" --name linktest --pull never --conf "$DATA/link.yaml"; msb rm --force linktest >/dev/null 2>&1; }
 link_msb
 grep -q 'symbolic links' "$DATA/.step.out" "$DATA/.step.err" || link_msb # a boot that failed otherwise (a few %)
+# Nor does it start a VM with a .. in a bind's path (schema.BindDotDot).
+printf 'mounts:\n  - bind: %s/outer/d1/../d2\n    target: /x\n' "$DATA" >"$DATA/dotdot.yaml"
+dotdot_msb() { expect_fail dotdot_msb timeout 300 msb create "$(msb image ls -q | head -n1)" --name dotdottest --pull never --conf "$DATA/dotdot.yaml"; msb rm --force dotdottest >/dev/null 2>&1; }
+dotdot_msb
+grep -q 'Invalid argument' "$DATA/.step.out" "$DATA/.step.err" || dotdot_msb
 
 # Item 2: the agent, attached with a terminal (the image's opencode is a
 # stand-in that prints who and where it runs), then warm.
@@ -105,6 +110,7 @@ for i in 1 2 3 4 5; do step "x_asb_agent$i" flaky ptyrun asb task agent; step "x
 step home_after_start rootexec cat /home/dev/keep
 step stop asb task vm:stop
 step status_stopped msb status "$VM" --format json
+. "$DATA/steps/steps_session.sh"
 step rm asb task vm:rm
 create create2
 step home_after_rm rootexec cat /home/dev/keep

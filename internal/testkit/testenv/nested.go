@@ -293,7 +293,7 @@ func (g *Guest) qemuCmd(t testing.TB) *exec.Cmd {
 	args := []string{"--library-path", libs,
 		filepath.Join(q, "usr/bin/qemu-system-x86_64"),
 		"-L", filepath.Join(q, "usr/share/qemu"), "-L", filepath.Join(q, "usr/share/seabios"),
-		"-accel", "tcg,thread=multi,tb-size=512", "-smp", "2", "-m", "4G", "-cpu", "max",
+		"-accel", "tcg,thread=multi,tb-size=512", "-smp", "2", "-m", "6G", "-cpu", "max",
 		"-kernel", filepath.Join(g.qemu, "vmlinux"), "-initrd", filepath.Join(g.qemu, "initramfs"),
 		"-append", "console=ttyS0 panic=-1 quiet loglevel=1 sysrq_always_enabled",
 		"-nographic", "-monitor", "none", "-serial", "mon:stdio", "-no-reboot", "-nic", "none",
