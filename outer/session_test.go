@@ -71,10 +71,10 @@ func TestDeriveSessionConfChangesOnlyWorkspaceAndPorts(t *testing.T) {
 	}
 }
 
-// TestDeriveSessionConfFolderWithColon: msb's short form SRC:TARGET cannot
+// TestDeriveSessionConfFolderPaths: msb's short form SRC:TARGET cannot
 // carry a folder path with a colon: such a mount is refused with how to
-// write it; the long form carries it.
-func TestDeriveSessionConfFolderWithColon(t *testing.T) {
+// write it; the long form carries it. A path with ${ is refused in either.
+func TestDeriveSessionConfFolderPaths(t *testing.T) {
 	s := Session{Name: "one", Paths: schema.SessionPathsOf("one"), Ports: map[string]string{}}
 	dir := filepath.Join(t.TempDir(), "a:b")
 	if err := os.Mkdir(dir, 0o755); err != nil {
@@ -88,6 +88,15 @@ func TestDeriveSessionConfFolderWithColon(t *testing.T) {
 	got, err := DeriveSessionConf([]byte(long), s, dir)
 	if err != nil || !strings.Contains(string(got), "a:b/opencode") {
 		t.Errorf("long form in a folder with a colon: %v\n%s", err, got)
+	}
+	// msb expands ${…} in a config: a folder path with one would mount
+	// what the environment names.
+	dollar := filepath.Join(t.TempDir(), "x${HOME}")
+	if err := os.Mkdir(dollar, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := DeriveSessionConf([]byte(long), s, dollar); err == nil || !strings.Contains(err.Error(), "holds ${") {
+		t.Errorf("a folder path with ${: %v\n%s", err, got)
 	}
 }
 

@@ -94,6 +94,11 @@ func deriveSession(sandbox []byte, s Session, folder string) ([]byte, error) {
 // /workspace is left to pointWorkspace.
 func absolutePaths(root *yaml.Node, folder string) error {
 	rel := func(p string) bool { return p != "" && !strings.HasPrefix(p, "/") && !strings.HasPrefix(p, "~") }
+	if strings.Contains(folder, "${") {
+		// msb would expand it from the environment (schema.ExpandRefused),
+		// and the session's VM would mount whatever that names.
+		return fmt.Errorf("the outer folder's path %s holds ${, which msb expands from the environment in a config; a session's config names the folder's files by that path: move or rename the folder", folder)
+	}
 	for i, it := range yamledit.Items(yamledit.Get(root, "mounts")) {
 		switch it.Kind {
 		case yaml.ScalarNode: // "SRC:TARGET[:OPTS]"; SRC is a path when it looks like one
