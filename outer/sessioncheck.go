@@ -46,7 +46,7 @@ func CheckSessionConf(dir string, s Session, opts schema.CheckOptions) []schema.
 	}
 	got, err := r.ReadFile(s.Paths.Conf, schema.MaxFileSize)
 	if err != nil || string(got) != string(want) {
-		return at("is not asb's derivation of the current sandbox.yaml (edited by hand, or sandbox.yaml changed since)",
+		return at("is not asb's derivation of the current sandbox.yaml (edited by hand, sandbox.yaml changed since, or the folder moved: it names the folder's files by its path)",
 			"edit sandbox.yaml instead; asb task --session "+s.Name+" writes this file again")
 	}
 	asFolder, err := sessionConfAsFolder(sandbox, s)
