@@ -13,7 +13,9 @@ import (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// A closed terminal (SIGHUP) ends a run as Ctrl-C does: the processes
+	// it started are asked to end (internal/proc), not killed with it.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	code := root.Main(ctx, os.Args[1:], cmdutil.System())
 	stop()
 	os.Exit(code)

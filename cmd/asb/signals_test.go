@@ -38,8 +38,8 @@ wait $w
 `
 
 // TestEndedInitLeavesNothing ends `asb init --workspace URL` during its
-// clone, as a supervisor does (SIGTERM to asb alone) and as Ctrl-C does
-// (SIGINT to the whole group): asb ends without waiting on the helper the
+// clone, as a supervisor does (SIGTERM to asb alone), as Ctrl-C does
+// (SIGINT to the whole group) and as a closed terminal does (SIGHUP): asb ends without waiting on the helper the
 // clone left, its git was asked to end (its lock file is gone, where a
 // SIGKILL left it), and neither the folder nor the clone's staging folder
 // is left.
@@ -56,6 +56,7 @@ func TestEndedInitLeavesNothing(t *testing.T) {
 	}{
 		{"SIGTERM to asb", func(p *testenv.Proc) error { return p.Signal(syscall.SIGTERM) }},
 		{"Ctrl-C to the group", (*testenv.Proc).Interrupt},
+		{"SIGHUP to asb (its terminal closed)", func(p *testenv.Proc) error { return p.Signal(syscall.SIGHUP) }},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			bin := t.TempDir()
