@@ -65,6 +65,15 @@ func newCmd(o *Options) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "new NAME [--agent AGENT] [--base REF]",
 		Short: "Branch asb/NAME from REF into a checkout of its own, for a VM of its own",
+		Long: `Check REF (workspace/'s current branch by default, read as data through the
+folder's host repository .asb/git) out into .asb/sessions/NAME/workspace, on a
+branch of its own, asb/NAME: the session's /workspace. Its VM is made by the
+first asb task agent --session NAME.
+
+The checkout is written on this machine: a base whose files would take more than
+half the free space, or half the free inodes, of the folder's file system is
+refused before anything is made (the VM's repository can hold a small blob that
+checks out huge). docs/sessions.md has the rest.`,
 		Example: `  asb session new fix-login
   asb session new docs --base main --agent codex`,
 		Args: cmdutil.ExactArgs(1),
