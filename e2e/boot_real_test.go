@@ -88,6 +88,7 @@ func runBootScenario(t *testing.T) *testenv.Session {
 	if g == nil {
 		return nil
 	}
+	g.Memory = "6G" // steps_session.sh: a session's VM asks 4 GiB, and asb checks it fits
 	// The guest's data (builds on this host) is bounded here; the guest
 	// session itself by its progress (testenv.GuestStall).
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)

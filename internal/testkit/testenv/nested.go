@@ -2,6 +2,7 @@ package testenv
 
 import (
 	"bufio"
+	"cmp"
 	_ "embed"
 	"encoding/base64"
 	"fmt"
@@ -47,6 +48,10 @@ type Guest struct {
 	Shape string
 	Data  string
 	qemu  string // the nested parts (ShapeNested)
+	// Memory is L2's memory (QEMU's -m); "" is 4G. The boot session's is
+	// 6G: a session's VM asks 4 GiB beside the folder's, and asb checks
+	// that the machine holds it.
+	Memory string
 	// retries: how many times the emulation failed the session and it
 	// ran again (SessionRetries at most).
 	retries int
@@ -293,7 +298,7 @@ func (g *Guest) qemuCmd(t testing.TB) *exec.Cmd {
 	args := []string{"--library-path", libs,
 		filepath.Join(q, "usr/bin/qemu-system-x86_64"),
 		"-L", filepath.Join(q, "usr/share/qemu"), "-L", filepath.Join(q, "usr/share/seabios"),
-		"-accel", "tcg,thread=multi,tb-size=512", "-smp", "2", "-m", "6G", "-cpu", "max",
+		"-accel", "tcg,thread=multi,tb-size=512", "-smp", "2", "-m", cmp.Or(g.Memory, "4G"), "-cpu", "max",
 		"-kernel", filepath.Join(g.qemu, "vmlinux"), "-initrd", filepath.Join(g.qemu, "initramfs"),
 		"-append", "console=ttyS0 panic=-1 quiet loglevel=1 sysrq_always_enabled",
 		"-nographic", "-monitor", "none", "-serial", "mon:stdio", "-no-reboot", "-nic", "none",
