@@ -250,9 +250,17 @@ func TestRealBootAgent(t *testing.T) {
 	if out := ok(t, s, "warm_record"); !strings.Contains(out, ".rec") {
 		t.Fatalf("no warm record in .asb/warm after asb task agent: %q", out)
 	}
+	// The agent's own output goes from msb exec straight to the terminal,
+	// asb not in between: a last line break lost there (ci76: the warm
+	// run's output ended without the first's final CR LF, once in some
+	// thirty runs) is msb's client's or the terminal's, and is not
+	// compared; every line is.
 	pts := regexp.MustCompile(`/dev/pts/\d+`)
-	if a, b := pts.ReplaceAllString(s.Steps["agent"].Out, "PTS"), pts.ReplaceAllString(s.Steps["agent_warm"].Out, "PTS"); a != b {
+	a, b := pts.ReplaceAllString(s.Steps["agent"].Out, "PTS"), pts.ReplaceAllString(s.Steps["agent_warm"].Out, "PTS")
+	if strings.TrimRight(a, "\r\n") != strings.TrimRight(b, "\r\n") {
 		t.Errorf("the warm asb task agent printed something else than the first:\n%s\n---\n%s", a, b)
+	} else if a != b {
+		t.Logf("the two runs' outputs differ only in their last line break (%q, %q): not asb's", a[len(strings.TrimRight(a, "\r\n")):], b[len(strings.TrimRight(b, "\r\n")):])
 	}
 }
 
