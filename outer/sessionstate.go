@@ -142,19 +142,24 @@ type UnmergedError struct {
 }
 
 func (e *UnmergedError) Error() string {
-	what := fmt.Sprintf("%s holds %d commit(s) that no other branch has", e.Branch, e.Commits)
+	force := "asb session rm --force " + e.Name
 	take := fmt.Sprintf("take them first (in a checkout of your own: git fetch asb && git merge asb/%s; asb fetch says more)", e.Name)
+	var why string
 	switch {
 	case e.Dirty:
-		what = "its checkout has changes that are not committed"
-		take = fmt.Sprintf("commit them in its VM first (asb task vm:shell --session %s) and take the branch", e.Name)
+		why = fmt.Sprintf("its checkout has changes that are not committed; commit them in its VM first (asb task vm:shell --session %s) and take the branch, or remove it anyway with %s", e.Name, force)
 	case e.Why != "":
-		what = e.Why
 		if e.Take != "" {
 			take = e.Take
 		}
+		why = fmt.Sprintf("%s; %s, or remove it anyway with %s", e.Why, take, force)
+	default:
+		// A merge in the user's own clone never reaches the host
+		// repository: once the commits are taken, --force is the way.
+		why = fmt.Sprintf("%s holds %d commit(s) that no other branch has; %s, then remove it with %s (asb does not see your checkout)",
+			e.Branch, e.Commits, take, force)
 	}
-	msg := fmt.Sprintf("session %s not removed: %s; %s, or remove it anyway with asb session rm --force %s", e.Name, what, take, e.Name)
+	msg := fmt.Sprintf("session %s not removed: %s", e.Name, why)
 	if e.Stopped != "" {
 		msg += fmt.Sprintf(" (its VM %s is stopped now: asb stopped it to read the checkout with nothing writing it)", e.Stopped)
 	}
