@@ -5,7 +5,6 @@ import (
 	"os"
 	"runtime"
 	"syscall"
-
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -17,8 +16,8 @@ import (
 // that was forked, has it, and package initialization runs there.
 var startDeathSig, startParent = func() (int, int) {
 	var sig int32
-	if err := unix.Prctl(unix.PR_GET_PDEATHSIG, uintptr(unsafe.Pointer(&sig)), 0, 0, 0); err != nil {
-		return 0, 0
+	if err := unix.Prctl(unix.PR_GET_PDEATHSIG, uintptr(unsafe.Pointer(&sig)), 0, 0, 0); err != nil || sig == 0 {
+		return 0, 0 // no parent to follow: nothing more to read at start
 	}
 	return int(sig), os.Getppid()
 }()

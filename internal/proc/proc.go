@@ -33,11 +33,12 @@ func Command(ctx context.Context, name string, args ...string) *exec.Cmd {
 	return cmd
 }
 
-// OnTerminal is Command for a program attached to the user's terminal
-// (the agent's client, asb kube agent's exporter): should asb die, the
-// kernel sends it SIGTERM instead of SIGKILL, so that it puts the terminal
-// back (EndWithParent).
-func OnTerminal(ctx context.Context, name string, args ...string) *exec.Cmd {
+// Graceful is Command for a program that must be asked to end, never
+// killed, should asb die: the kernel sends it SIGTERM instead of SIGKILL
+// (EndWithParent). One on the user's terminal (the agent's client, asb
+// kube agent's exporter) puts the terminal back; asb serve's asb task
+// ends the boot its engine started.
+func Graceful(ctx context.Context, name string, args ...string) *exec.Cmd {
 	cmd := Command(ctx, name, args...)
 	EndWithParent(cmd)
 	return cmd

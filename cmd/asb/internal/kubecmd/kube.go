@@ -92,7 +92,7 @@ func Run(ctx context.Context, o *Options) error {
 	if o.Session != "" {
 		args = append(args, "--session", o.Session)
 	}
-	cmd := proc.OnTerminal(ctx, exe, args...)
+	cmd := proc.Graceful(ctx, exe, args...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = f.IO.In, agentOut(f.IO), f.IO.ErrOut
 	err = cmd.Run()
 	var ee *exec.ExitError

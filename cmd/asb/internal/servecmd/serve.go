@@ -162,11 +162,10 @@ func childTask(f *cmdutil.Factory) func(ctx context.Context, dir, name string) e
 		if err != nil {
 			return err
 		}
-		cmd := proc.Command(ctx, self, "task", "-d", dir, name)
 		// Should serve die (kill -9 included), the task is asked to end,
 		// as at serve's own SIGTERM: killed, its engine would leave the
 		// boot it started running (msb create, its machine).
-		proc.EndWithParent(cmd)
+		cmd := proc.Graceful(ctx, self, "task", "-d", dir, name)
 		cmd.Stdin, cmd.Stdout, cmd.Stderr = nil, f.IO.ErrOut, f.IO.ErrOut
 		if err := cmd.Run(); err != nil {
 			return fmt.Errorf("asb task %s: %w", name, err)
@@ -177,7 +176,7 @@ func childTask(f *cmdutil.Factory) func(ctx context.Context, dir, name string) e
 
 // runClient runs the host's client on this terminal.
 func runClient(ctx context.Context, argv, env []string) error {
-	cmd := proc.OnTerminal(ctx, argv[0], argv[1:]...)
+	cmd := proc.Graceful(ctx, argv[0], argv[1:]...)
 	cmd.Env = append(os.Environ(), env...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	return cmd.Run()
