@@ -109,20 +109,21 @@ func (c *checker) checkBind(i int, m Mount, rules MountRules, earlier []bindSeen
 		c.at(SandboxFile, n, SeverityError, f, "use a path relative to the outer folder", "mount %q uses ~ but $HOME is unknown", m.Bind)
 		return bindSeen{}, false
 	}
+	lexical := c.lexicalPath(m.Bind) // as written, made absolute, nothing followed
 	consent := hasComment(rules.Consent(h), n)
 	if re := rules.HostFolder(h, consent); re != nil {
-		if lexical := c.lexicalPath(m.Bind); lexical != "" && lexical != h {
+		if lexical != "" && lexical != h {
 			re.Why = "(a link to " + h + ") " + re.Why
 		}
 		re.Value = m.Bind
 		c.rule(SandboxFile, n, f, "mount", re)
 		return bindSeen{}, false
 	}
-	if re := BindDotDot(m.Bind, c.rel(c.lexicalPath(m.Bind))); re != nil {
+	if re := BindDotDot(m.Bind, c.rel(lexical)); re != nil {
 		c.rule(SandboxFile, n, f, "mount", re)
 		return bindSeen{}, false
 	}
-	if re := BindLink(c.dir, c.lexicalPath(m.Bind)); re != nil {
+	if re := BindLink(c.dir, lexical); re != nil {
 		re.Value = m.Bind
 		c.rule(SandboxFile, n, f, "mount", re)
 		return bindSeen{}, false

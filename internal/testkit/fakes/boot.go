@@ -12,7 +12,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -63,7 +62,7 @@ const dotDotFailure = "error: failed to start %q\n  → mount: mount %s_0badd07:
 // written, holds .., or "".
 func dotDotBind(sb schema.Sandbox) string {
 	for _, m := range sb.Mounts {
-		if m.Kind == "bind" && slices.Contains(strings.Split(filepath.ToSlash(m.Bind), "/"), "..") {
+		if m.Kind == "bind" && schema.HoldsDotDot(m.Bind) {
 			return filepath.Base(filepath.Clean(m.Bind))
 		}
 	}
