@@ -131,11 +131,9 @@ func TestKilledServeEndsItsBoot(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, errOut, _ := p.Wait(context.Background())
-	for deadline := time.Now().Add(30 * time.Second); len(testenv.Machines("", msbHome)) > 0; time.Sleep(50 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("30 s after asb serve was killed, msb machines of its boot still run (pids %v)\nserve's output:\n%s",
-				testenv.Machines("", msbHome), errOut)
-		}
+	testenv.NoMachineLeftWithin(t, "", msbHome, 30*time.Second)
+	if t.Failed() {
+		t.Logf("asb serve, killed with -9, had printed:\n%s", errOut)
 	}
 }
 

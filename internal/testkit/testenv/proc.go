@@ -2,6 +2,7 @@ package testenv
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 
@@ -137,17 +138,24 @@ func KillMachinesAtCleanup(t testing.TB, msbHome string) {
 }
 
 // NoMachineLeft fails the test when an msb machine of vm runs in msbHome.
+// The process may take a moment to exit after its signal: 5 s.
 func NoMachineLeft(t testing.TB, vm, msbHome string) {
 	t.Helper()
-	// The process may take a moment to exit after its signal.
-	deadline := time.Now().Add(5 * time.Second)
+	NoMachineLeftWithin(t, vm, msbHome, 5*time.Second)
+}
+
+// NoMachineLeftWithin fails the test when an msb machine of vm still runs
+// in msbHome wait from now (a clean-up that runs first: a boot's reap).
+func NoMachineLeftWithin(t testing.TB, vm, msbHome string, wait time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(wait)
 	for {
 		left := Machines(vm, msbHome)
 		if len(left) == 0 {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Errorf("msb machine of %s still runs (pids %v)", vm, left)
+			t.Errorf("msb machine of %s still runs %s on (pids %v)", cmp.Or(vm, "a VM"), wait, left)
 			return
 		}
 		time.Sleep(50 * time.Millisecond)
