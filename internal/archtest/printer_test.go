@@ -20,6 +20,7 @@ var rawStreams = map[string]string{
 	"runner/foreground.go":                "the agent's interface on the warm path: the user's chosen raw channel",
 	"cmd/asb/internal/secretcmd/from.go":  "asb secret exec: msb, run by the Taskfile (the engine's printer is around it)",
 	"internal/termtext/termtext.go":       "the printer",
+	"internal/proc/keeper_linux.go":       "a group's keeper hands its program the streams asb gave it (a pipe asb reads, never the terminal)",
 }
 
 var (

@@ -8,10 +8,11 @@ import (
 // ownStarts are the product files that may start a process otherwise than
 // through internal/proc, each with why.
 var ownStarts = map[string]string{
-	"internal/proc/proc.go":       "the one place",
-	"internal/proc/exec_linux.go": "the one place asb is replaced by another program (proc.Exec)",
-	"internal/proc/exec_other.go": "proc.Exec where no parent-death signal exists",
-	"runner/attach.go":            "msb exec on the terminal: asb waits for it however its own context ends, and passes SIGTERM and SIGHUP on by hand (it is tied to asb by proc.EndWithParent)",
+	"internal/proc/proc.go":         "the one place",
+	"internal/proc/exec_linux.go":   "the one place asb is replaced by another program (proc.Exec)",
+	"internal/proc/exec_other.go":   "proc.Exec where no parent-death signal exists",
+	"internal/proc/keeper_linux.go": "the keeper at the head of a proc.Group runs the group's program, tied to itself",
+	"runner/attach.go":              "msb exec on the terminal: asb waits for it however its own context ends, and passes SIGTERM and SIGHUP on by hand (it is tied to asb by proc.EndWithParent)",
 }
 
 var startRe = regexp.MustCompile(`\bexec\.(Command|CommandContext)\(|\bexec\.Cmd\{|\bos\.StartProcess\(|\bsyscall\.(ForkExec|Exec)\(`)

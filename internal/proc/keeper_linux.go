@@ -1,0 +1,93 @@
+package proc
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"syscall"
+	"time"
+)
+
+// keeperArg, as a program's first argument, makes any asb binary (any
+// program that links this package: asb, asb-task, a test) the keeper of a
+// process group (Group) rather than itself. The rest of the arguments are
+// the program to run and its own.
+const keeperArg = "__asb-group-keeper"
+
+// keeperGrace is how long the keeper lets its group clean up after asking
+// it to end. It is shorter than Grace, after which the process that
+// started the keeper kills it (exec.Cmd's WaitDelay): the keeper must
+// have killed its group by then, or the group outlives it.
+const keeperGrace = Grace - time.Second
+
+func init() {
+	if len(os.Args) > 2 && os.Args[1] == keeperArg {
+		os.Exit(keep(os.Args[2], os.Args[3:]))
+	}
+}
+
+// kept puts a keeper at the head of cmd's process group: cmd runs this
+// binary as the keeper, and the keeper the program cmd named.
+//
+// Why: the kernel's parent-death signal reaches one process, the group's
+// leader. When asb died (kill -9 included), mmdebstrap was killed and its
+// apt, dpkg and their children ran on, holding its files. The keeper gets
+// that signal as SIGTERM, asks its whole group to end, and kills what is
+// left after keeperGrace. A Ctrl-C's SIGTERM to the group (Group's Cancel)
+// takes the same path.
+func kept(cmd *exec.Cmd) {
+	if cmd.Err != nil { // the program was not found: Start says so
+		return
+	}
+	cmd.Args = append([]string{cmd.Args[0], keeperArg, cmd.Path}, cmd.Args[1:]...)
+	cmd.Path = "/proc/self/exe"
+	EndWithParent(cmd)
+}
+
+// keep runs the program at path in the keeper's process group, with the
+// keeper's standard input, output and error, and returns its exit status
+// (128 and the signal's number for one that ended by a signal, as a shell
+// does). Asked to end (SIGTERM, SIGINT or SIGHUP: asb died, or its run was
+// cancelled), it asks the group to end and kills it keeperGrace later.
+func keep(path string, args []string) int {
+	asked := make(chan os.Signal, 4)
+	signal.Notify(asked, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	cmd := exec.Command(path, args...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	DieWithParent(cmd)
+	if err := cmd.Start(); err != nil {
+		fmt.Fprintf(os.Stderr, "asb: %v\n", err)
+		return 127
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		return exitStatus(cmd, err)
+	case <-asked:
+	}
+	group := -os.Getpid()
+	_ = syscall.Kill(group, syscall.SIGTERM) // the keeper's own is in asked, and ignored
+	select {
+	case err := <-done:
+		_ = syscall.Kill(group, syscall.SIGKILL) // what the program left behind, and the keeper
+		return exitStatus(cmd, err)
+	case <-time.After(keeperGrace):
+	}
+	_ = syscall.Kill(group, syscall.SIGKILL)
+	return 128 + int(syscall.SIGKILL)
+}
+
+func exitStatus(cmd *exec.Cmd, err error) int {
+	if cmd.ProcessState == nil {
+		return 127
+	}
+	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	if err != nil && cmd.ProcessState.ExitCode() < 0 {
+		return 1
+	}
+	return cmd.ProcessState.ExitCode()
+}
