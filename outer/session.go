@@ -38,6 +38,12 @@ type Session struct {
 
 	VM    string              `yaml:"-" json:"vm"` // <slug>-<agent>-<NAME>
 	Paths schema.SessionPaths `yaml:"-" json:"paths"`
+	// LeftHome is the home volume the record names when it is not one of
+	// the session's VM (whose name comes from the folder's path): the
+	// folder moved, or is a copy. The session then has no home volume
+	// until its next run makes one (NewHome); that one is left to asb
+	// prune, as the folder's own is.
+	LeftHome string `yaml:"-" json:"left_home,omitempty"`
 }
 
 // sessionRecordHeader opens every session.yaml.
@@ -138,10 +144,26 @@ func readSession(r *folderfs.Root, dir, name string) (*Session, error) {
 	}
 	if s.HomeVolume != "" && !runner.OwnHomeVolume(runner.Identity{VM: s.VM}, s.HomeVolume) {
 		// Only a volume named after this session's VM is ever its home,
-		// reset or removed with it.
-		return nil, fmt.Errorf("%s: home_volume %q is not a volume of this session's VM %s; asb session rm --force %s removes the session", p.Record, s.HomeVolume, s.VM, name)
+		// reset or removed with it: the one the record names was made
+		// for the VM of the folder's old path (or the original's, for a
+		// copy), which still uses it there.
+		s.LeftHome, s.HomeVolume = s.HomeVolume, ""
 	}
 	return &s, nil
+}
+
+// NewHome gives session s, whose record names no home volume of its VM
+// (LeftHome), a new one, made by its next run, and records it (under the
+// folder's lock). It says what happened when s had one elsewhere.
+func NewHome(dir string, s *Session, now time.Time) (note string, err error) {
+	s.HomeVolume = s.VM + "-" + now.UTC().Format("20060102-150405")
+	if err := WriteSession(dir, *s); err != nil {
+		return "", err
+	}
+	if s.LeftHome == "" {
+		return "", nil
+	}
+	return fmt.Sprintf("session %s: its record named the home volume %s, which belongs to the VM of the folder's old path (the folder moved, or is a copy): the session starts with a new home volume, %s; asb prune removes what the old path left once it is gone", s.Name, s.LeftHome, s.HomeVolume), nil
 }
 
 // check refuses a record whose values asb would not have written.

@@ -3,6 +3,7 @@ package taskcmd
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/agents-sandbox/asb/host"
 	"github.com/agents-sandbox/asb/outer"
@@ -25,6 +26,19 @@ func sessionVars(ctx context.Context, o *Options, dir string, vars map[string]st
 		return err
 	}
 	defer lock.Release()
+	if s.HomeVolume == "" {
+		now := time.Now
+		if o.Now != nil {
+			now = o.Now
+		}
+		note, err := outer.NewHome(dir, &s, now())
+		if err != nil {
+			return fmt.Errorf("session %s: %w", s.Name, err)
+		}
+		if note != "" {
+			fmt.Fprintf(o.IO.ErrOut, "asb: %s\n", note)
+		}
+	}
 	if err := refreshPorts(dir, &s); err != nil {
 		return err
 	}
