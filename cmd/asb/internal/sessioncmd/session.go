@@ -179,6 +179,13 @@ func runRm(ctx context.Context, o *Options) error {
 		}
 		return err
 	}
-	fmt.Fprintf(f.IO.Out, "session %s removed: VM %s, home volume %s, %s, branch %s\n", s.Name, s.VM, s.HomeVolume, s.Paths.Dir, s.Branch)
+	home := "home volume " + s.HomeVolume
+	if s.HomeVolume == "" {
+		home = "no home volume" // moved, and not run since (outer.Session.LeftHome)
+	}
+	fmt.Fprintf(f.IO.Out, "session %s removed: VM %s, %s, %s, branch %s\n", s.Name, s.VM, home, s.Paths.Dir, s.Branch)
+	if s.LeftHome != "" {
+		fmt.Fprintf(f.IO.Out, "the home volume %s and the VM of the folder's old path are asb prune's once that path is gone\n", s.LeftHome)
+	}
 	return nil
 }
