@@ -48,8 +48,21 @@ func TestExecKeepsTheParentDeathSignal(t *testing.T) {
 	if _, err := os.Stat("/bin/sleep"); err != nil {
 		t.Skip("no /bin/sleep")
 	}
+	parent, child := startHelper(t, "parent")
+	waitFor(t, "the child to exec sleep", func() bool { return strings.HasPrefix(cmdline(child), "sleep\x00") })
+	if err := parent.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = parent.Wait()
+	waitFor(t, "the child (sleep) to end after its parent was killed", func() bool { return ended(child) })
+}
+
+// startHelper starts this test binary as the helper role (its init), and
+// returns it with the pid it printed first. The test's end kills both.
+func startHelper(t *testing.T, role string) (*exec.Cmd, int) {
+	t.Helper()
 	parent := exec.Command(os.Args[0], "-test.run=^$")
-	parent.Env = append(os.Environ(), helperEnv+"=parent")
+	parent.Env = append(os.Environ(), helperEnv+"="+role)
 	out, err := parent.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -57,19 +70,17 @@ func TestExecKeepsTheParentDeathSignal(t *testing.T) {
 	if err := parent.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer func() { _ = parent.Process.Kill(); _ = parent.Wait() }()
+	t.Cleanup(func() { _ = parent.Process.Kill(); _ = parent.Wait() })
 	line, err := bufio.NewReader(out).ReadString('\n')
 	if err != nil {
-		t.Fatalf("the parent said no pid: %v", err)
+		t.Fatalf("the helper (%s) said no pid: %v", role, err)
 	}
-	child, _ := strconv.Atoi(strings.TrimSpace(line))
-	defer func() { _ = syscall.Kill(child, syscall.SIGKILL) }()
-	waitFor(t, "the child to exec sleep", func() bool { return strings.HasPrefix(cmdline(child), "sleep\x00") })
-	if err := parent.Process.Kill(); err != nil {
-		t.Fatal(err)
+	pid, err := strconv.Atoi(strings.TrimSpace(line))
+	if err != nil {
+		t.Fatalf("the helper (%s) said %q, not a pid", role, line)
 	}
-	_ = parent.Wait()
-	waitFor(t, "the child (sleep) to end after its parent was killed", func() bool { return ended(child) })
+	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
+	return parent, pid
 }
 
 func waitFor(t *testing.T, what string, ok func() bool) {

@@ -32,22 +32,7 @@ func init() {
 // started ends, not only the process it started (mmdebstrap's apt and
 // dpkg ran on before the keeper).
 func TestGroupEndsWithAsb(t *testing.T) {
-	parent := exec.Command(os.Args[0], "-test.run=^$")
-	parent.Env = append(os.Environ(), helperEnv+"=group-parent")
-	out, err := parent.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := parent.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = parent.Process.Kill(); _ = parent.Wait() }()
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil {
-		t.Fatalf("the group's program said no pid: %v", err)
-	}
-	grandchild, _ := strconv.Atoi(strings.TrimSpace(line))
-	defer func() { _ = syscall.Kill(grandchild, syscall.SIGKILL) }()
+	parent, grandchild := startHelper(t, "group-parent")
 	if err := parent.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
