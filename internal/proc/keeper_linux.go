@@ -7,6 +7,8 @@ import (
 	"os/signal"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // keeperArg, as a program's first argument, makes any asb binary (any
@@ -28,14 +30,15 @@ func init() {
 }
 
 // kept puts a keeper at the head of cmd's process group: cmd runs this
-// binary as the keeper, and the keeper the program cmd named.
+// binary as the keeper, and the keeper the program cmd named, in a process
+// group of the program's own.
 //
 // Why: the kernel's parent-death signal reaches one process, the group's
 // leader. When asb died (kill -9 included), mmdebstrap was killed and its
 // apt, dpkg and their children ran on, holding its files. The keeper gets
-// that signal as SIGTERM, asks its whole group to end, and kills what is
-// left after keeperGrace. A Ctrl-C's SIGTERM to the group (Group's Cancel)
-// takes the same path.
+// that signal as SIGTERM, asks the program's whole group to end, and kills
+// what is left after keeperGrace. A Ctrl-C's SIGTERM (Group's Cancel, to
+// the keeper's group) takes the same path.
 func kept(cmd *exec.Cmd) {
 	if cmd.Err != nil { // the program was not found: Start says so
 		return
@@ -45,38 +48,43 @@ func kept(cmd *exec.Cmd) {
 	EndWithParent(cmd)
 }
 
-// keep runs the program at path in the keeper's process group, with the
-// keeper's standard input, output and error, and returns its exit status
-// (128 and the signal's number for one that ended by a signal, as a shell
-// does). Asked to end (SIGTERM, SIGINT or SIGHUP: asb died, or its run was
-// cancelled), it asks the group to end and kills it keeperGrace later.
+// keep runs the program at path, with the keeper's standard input, output
+// and error, in a process group of the program's own, and returns its exit
+// status (128 and the signal's number for one that ended by a signal, as a
+// shell does). Asked to end (SIGTERM, SIGINT or SIGHUP: asb died, or its
+// run was cancelled), it asks the group to end and kills it keeperGrace
+// later. However the program ends, what it left in its group is killed.
 func keep(path string, args []string) int {
 	asked := make(chan os.Signal, 4)
 	signal.Notify(asked, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	cmd := exec.Command(path, args...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	DieWithParent(cmd)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		fmt.Fprintf(os.Stderr, "asb: %v\n", err)
 		return 127
 	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	group := -cmd.Process.Pid
+	// Told of the program's end without reaping it: until Wait, the
+	// program is a zombie, and its group's id cannot be given to another.
+	exited := make(chan struct{})
+	go func() {
+		var info unix.Siginfo
+		for unix.Waitid(unix.P_PID, cmd.Process.Pid, &info, unix.WEXITED|unix.WNOWAIT, nil) == unix.EINTR {
+		}
+		close(exited)
+	}()
 	select {
-	case err := <-done:
-		return exitStatus(cmd, err)
+	case <-exited:
 	case <-asked:
-	}
-	group := -os.Getpid()
-	_ = syscall.Kill(group, syscall.SIGTERM) // the keeper's own is in asked, and ignored
-	select {
-	case err := <-done:
-		_ = syscall.Kill(group, syscall.SIGKILL) // what the program left behind, and the keeper
-		return exitStatus(cmd, err)
-	case <-time.After(keeperGrace):
+		_ = syscall.Kill(group, syscall.SIGTERM)
+		select {
+		case <-exited:
+		case <-time.After(keeperGrace):
+		}
 	}
 	_ = syscall.Kill(group, syscall.SIGKILL)
-	return 128 + int(syscall.SIGKILL)
+	return exitStatus(cmd, cmd.Wait())
 }
 
 func exitStatus(cmd *exec.Cmd, err error) int {

@@ -90,3 +90,19 @@ func TestGroupMissingProgram(t *testing.T) {
 		t.Fatalf("Run: %v, want exec.ErrNotFound", err)
 	}
 }
+
+// TestGroupEndsWhatTheProgramLeft: a program that ends leaving a child of
+// its own running leaves nothing once its run is over.
+func TestGroupEndsWhatTheProgramLeft(t *testing.T) {
+	cmd := Group(context.Background(), "sh", "-c", "sleep 300 & echo $!")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	left, _ := strconv.Atoi(strings.TrimSpace(string(out)))
+	if left == 0 {
+		t.Fatalf("the program said no pid: %q", out)
+	}
+	defer func() { _ = syscall.Kill(left, syscall.SIGKILL) }()
+	waitFor(t, "the child the program left (sleep) to end", func() bool { return ended(left) })
+}

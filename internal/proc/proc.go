@@ -47,9 +47,11 @@ func Graceful(ctx context.Context, name string, args ...string) *exec.Cmd {
 // Group is Command for a process that starts many of its own (mmdebstrap's
 // apt and dpkg): it runs in a process group of its own, and the SIGTERM
 // goes to the whole group. The terminal's Ctrl-C does not reach that group:
-// it reaches asb, whose context ends. On Linux a keeper heads the group
-// (keeper_linux.go), so that the whole group ends when asb dies, kill -9
-// included, not only the process asb started.
+// it reaches asb, whose context ends. On Linux a keeper stands between
+// (keeper_linux.go): asb starts the keeper, the keeper the program in a
+// group of the program's own, and the keeper passes the SIGTERM on to that
+// group, and ends it when asb dies, kill -9 included, not only the process
+// asb started.
 func Group(ctx context.Context, name string, args ...string) *exec.Cmd {
 	cmd := Command(ctx, name, args...)
 	kept(cmd)
