@@ -13,7 +13,7 @@ import (
 
 // keeperArg, as a program's first argument, makes any asb binary (any
 // program that links this package: asb, asb-task, a test) the keeper of a
-// process group (Group) rather than itself. The rest of the arguments are
+// Group's program rather than itself. The rest of the arguments are
 // the program to run and its own.
 const keeperArg = "__asb-group-keeper"
 
@@ -29,9 +29,9 @@ func init() {
 	}
 }
 
-// kept puts a keeper at the head of cmd's process group: cmd runs this
-// binary as the keeper, and the keeper the program cmd named, in a process
-// group of the program's own.
+// kept puts a keeper between asb and the program cmd names: cmd runs this
+// binary as the keeper, and the keeper runs the program in a process group
+// of the program's own.
 //
 // Why: the kernel's parent-death signal reaches one process, the group's
 // leader. When asb died (kill -9 included), mmdebstrap was killed and its
