@@ -156,7 +156,7 @@ func readSession(r *folderfs.Root, dir, name string) (*Session, error) {
 // (LeftHome), a new one, made by its next run, and records it (under the
 // folder's lock). It says what happened when s had one elsewhere.
 func NewHome(dir string, s *Session, now time.Time) (note string, err error) {
-	s.HomeVolume = s.VM + "-" + now.UTC().Format("20060102-150405")
+	s.HomeVolume = runner.HomeVolumeName(s.VM, now)
 	if err := WriteSession(dir, *s); err != nil {
 		return "", err
 	}

@@ -61,7 +61,7 @@ func NewSession(ctx context.Context, f *Folder, o NewSessionOptions) (Session, s
 	if s.VM, err = SessionVM(dir, agent, o.Name); err != nil {
 		return Session{}, "", err
 	}
-	s.HomeVolume = s.VM + "-" + o.Now.UTC().Format("20060102-150405")
+	s.HomeVolume = runner.HomeVolumeName(s.VM, o.Now)
 	note, err := sessionFits(f, o, s.VM)
 	if err != nil {
 		return Session{}, "", err

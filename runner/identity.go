@@ -168,10 +168,16 @@ func OwnHomeVolume(id Identity, vol string) bool {
 	return ok && homeTimestamp().MatchString(rest)
 }
 
+// HomeVolumeName is the name of a new home volume of VM vm, made at now:
+// what OwnHomeVolume recognises as one of vm's.
+func HomeVolumeName(vm string, now time.Time) string {
+	return vm + "-" + now.UTC().Format("20060102-150405")
+}
+
 // homeVolume finds this clone's home volume among msb's volumes (the
 // newest, when there are several), or names a new one.
 func homeVolume(id Identity, o IdentityOptions, damaged bool) (string, error) {
-	fresh := id.VM + "-" + o.Now.UTC().Format("20060102-150405")
+	fresh := HomeVolumeName(id.VM, o.Now)
 	if o.Volumes == nil {
 		return fresh, nil
 	}
