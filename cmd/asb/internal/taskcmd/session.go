@@ -3,7 +3,6 @@ package taskcmd
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/agents-sandbox/asb/host"
 	"github.com/agents-sandbox/asb/outer"
@@ -27,11 +26,7 @@ func sessionVars(ctx context.Context, o *Options, dir string, vars map[string]st
 	}
 	defer lock.Release()
 	if s.HomeVolume == "" {
-		now := time.Now
-		if o.Now != nil {
-			now = o.Now
-		}
-		note, err := outer.NewHome(dir, &s, now())
+		note, err := outer.NewHome(dir, &s, o.now())
 		if err != nil {
 			return fmt.Errorf("session %s: %w", s.Name, err)
 		}

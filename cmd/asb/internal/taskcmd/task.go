@@ -218,11 +218,7 @@ func identify(ctx context.Context, o *Options, dir string, tf runner.TaskfileFac
 	if agent == "" {
 		return nil, fmt.Errorf("%s/Taskfile.yml sets no AGENT var: is it a Taskfile made by asb init?", dir)
 	}
-	now := time.Now
-	if o.Now != nil {
-		now = o.Now
-	}
-	io := runner.IdentityOptions{Now: now(), Record: !o.Dry && o.Summary == ""}
+	io := runner.IdentityOptions{Now: o.now(), Record: !o.Dry && o.Summary == ""}
 	if io.Record {
 		// Only a lost record costs this lookup.
 		msb := runner.MSB{Getenv: o.Getenv}
@@ -272,4 +268,12 @@ func completeNames(o *Options) ([]string, error) {
 		return nil, err
 	}
 	return f.Names, nil
+}
+
+// now is the time of this run: Options.Now's (a test's), or the clock's.
+func (o *Options) now() time.Time {
+	if o.Now != nil {
+		return o.Now()
+	}
+	return time.Now()
 }
