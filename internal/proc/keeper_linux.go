@@ -84,18 +84,18 @@ func keep(path string, args []string) int {
 		}
 	}
 	_ = syscall.Kill(group, syscall.SIGKILL)
-	return exitStatus(cmd, cmd.Wait())
+	_ = cmd.Wait() // its streams are files: its only error is the exit, read below
+	return exitStatus(cmd.ProcessState)
 }
 
-func exitStatus(cmd *exec.Cmd, err error) int {
-	if cmd.ProcessState == nil {
+// exitStatus is the program's exit code, or 128 and the signal's number
+// for one that ended by a signal.
+func exitStatus(st *os.ProcessState) int {
+	if st == nil {
 		return 127
 	}
-	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+	if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 		return 128 + int(ws.Signal())
 	}
-	if err != nil && cmd.ProcessState.ExitCode() < 0 {
-		return 1
-	}
-	return cmd.ProcessState.ExitCode()
+	return st.ExitCode()
 }
