@@ -14,6 +14,13 @@ step speed_calls_exec calls asb task vm:exec -- true
 # would start itself, without the secrets asb hands msb start).
 msb stop "$VM" >/dev/null 2>&1
 step speed_calls_stopped calls flaky timeout 300 asb task vm:exec -- true
-# asb's own start under emulation beside msb's (medians in the test's log):
-# what a warm attach adds over the bare msb exec is about one of it.
-for i in 1 2 3 4 5; do step "speed_asb_version$i" asb version; step "speed_msb_version$i" msb --version; done
+# asb's own start under emulation beside msb's and beside the start of
+# any Go program (floor: a cobra executable with one subcommand, make
+# bench's) and of the harness's own step (true), medians in the test's
+# log: what a warm run adds over the bare msb exec is about one asb start.
+for i in 1 2 3 4 5; do
+	step "speed_asb_version$i" asb version
+	step "speed_msb_version$i" msb --version
+	step "speed_go_floor$i" floor version
+	step "speed_true$i" true
+done

@@ -133,18 +133,22 @@ var ptyrunBuild programs
 
 // AddStaticAsb copies asb and asb-task, as BuildAsb makes them (static,
 // as users install them: InstallEnv; the guest has no Go toolchain and
-// only the C library msb needs), and ptyrun, built the same way once per
-// test binary, to /data/bin.
+// only the C library msb needs), to /data/bin, with two programs built
+// the same way once per test binary: ptyrun, and floor (make bench's
+// floor: a cobra executable with one subcommand, the start of any Go
+// program in front of msb, which the boot session's figures hold asb's
+// own start against).
 func (g *Guest) AddStaticAsb(t testing.TB) {
 	t.Helper()
 	asbDir := filepath.Dir(BuildAsb(t))
 	ptyDir, err := ptyrunBuild.build("asb-ptyrun-", func(dir string) []string {
-		return []string{"-o", into(dir), "github.com/agents-sandbox/asb/internal/testkit/testenv/ptyrun"}
+		return []string{"-o", into(dir), "github.com/agents-sandbox/asb/internal/testkit/testenv/ptyrun",
+			"github.com/agents-sandbox/asb/internal/benchmark/floor"}
 	})
 	if err != nil {
-		t.Fatalf("build ptyrun: %v", err)
+		t.Fatalf("build ptyrun and floor: %v", err)
 	}
-	for _, b := range []string{filepath.Join(asbDir, "asb"), filepath.Join(asbDir, "asb-task"), filepath.Join(ptyDir, "ptyrun")} {
+	for _, b := range []string{filepath.Join(asbDir, "asb"), filepath.Join(asbDir, "asb-task"), filepath.Join(ptyDir, "ptyrun"), filepath.Join(ptyDir, "floor")} {
 		raw, err := os.ReadFile(b)
 		if err != nil {
 			t.Fatal(err)
