@@ -164,6 +164,21 @@ esac`
 	}
 }
 
+// A failure that names msb's relay first and the VM's kernel reset after
+// it (asb prints the end of msb's log when a create fails) is the reset:
+// retried as such, twice in a row, as a reset may be (a create2 of
+// 2026-12-07 failed so twice, and its second failure stood as "the same
+// kind twice").
+func TestLibFlakyNamesTheResetBehindARelayFailure(t *testing.T) {
+	both := `n=$(cat "$DATA/n" 2>/dev/null || echo 0); n=$((n+1)); echo $n >"$DATA/n"; [ $n -gt 2 ] && { echo made; exit 0; }
+echo "error: sandbox process exited (exit status: 0) before agent relay became available" >&2
+echo "  INFO msb_krun_vmm::linux::vstate: Received KVM_EXIT_SHUTDOWN signal" >&2; exit 1`
+	out, retried := runLib(t, "", "flaky sh -c '"+both+`'; echo "rc=$?"`)
+	if !strings.Contains(out, "made") || !strings.Contains(out, "rc=0") || strings.Count(retried, "thestep:Received_KVM_EXIT_SHUTDOWN") != 2 {
+		t.Errorf("two creates that each ended in the VM's kernel reset: want both retried as the reset, then the third try's success\n%s\nretried: %q", out, retried)
+	}
+}
+
 // Within a step, what bounded and flaky decided reaches the console at the
 // next heartbeat (guestlib.sh's live), not only with the step's output at
 // its end (each command here runs on for a few beats after them):
