@@ -45,6 +45,13 @@ say() {
 # stopped 4 s after its boot, and its log went with it).
 FLAKES='before agent relay became available|exec session ended without exit event|startup timed out after .* before agent readiness|msb did not return within [0-9]+ s|agent client error: reader closed before response|Received KVM_EXIT_SHUTDOWN'
 
+# GIT_UNLOCK: what a command in the VM that commits runs first, in the
+# repository's folder, so that it can run twice (flaky). A try msb lost
+# ("exec session ended without exit event") may have stopped in the middle
+# of git, whose lock files stay (a session's commit, 2026-12-07): it waits
+# for any git still running in the VM, then removes them.
+GIT_UNLOCK='while grep -qx git /proc/[0-9]*/comm 2>/dev/null; do sleep 1; done; find .git -name "*.lock" -type f -exec rm -f {} \;'
+
 # flaky CMD…: CMD, run once more when it failed in one of the ways of
 # FLAKES (after $FLAKY_CLEANUP, when set), and a third time when the retry
 # failed in another of them (ci20: a create msb gave up on after its 180 s

@@ -44,9 +44,10 @@ step cfg_host ls -A opencode
 # hook, a core.fsmonitor, a clean filter (its committed .gitattributes
 # selects it) and a URL rewrite with an ssh command, each naming a program
 # of the host, and changes a file. The host brings the commit in as the
-# README says; the program never runs. A retry (flaky) commits once.
+# README says; the program never runs. A retry (flaky) commits once
+# (GIT_UNLOCK: what a lost try left).
 step host_fetch_before asb fetch
-step vm_git vmexec sh -c "set -e; cd /workspace; echo '* filter=x' >.gitattributes; echo 'from the vm' >vm.txt
+step vm_git vmexec sh -c "set -e; cd /workspace; $GIT_UNLOCK; echo '* filter=x' >.gitattributes; echo 'from the vm' >vm.txt
 git log -1 --format=%s | grep -qx 'from the vm' || { git add .gitattributes vm.txt; git -c user.name=agent -c user.email=agent@vm commit -qm 'from the vm'; }
 c=$DATA/canary.sh; git config core.fsmonitor \$c; git config filter.x.clean \$c; git config filter.x.smudge \$c
 git config url.ssh://evil.invalid/x.insteadOf /; git config core.sshCommand \$c

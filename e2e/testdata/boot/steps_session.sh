@@ -11,16 +11,14 @@
 # middle of git, whose lock files stay in the checkout (ci exp2: "exec
 # session ended without exit event" during the commit, then the retry's
 # commit met HEAD.lock). The cleanup removes the session's VM before a
-# retry (the retry's run creates it again), so no git holds them then, and
-# each command removes them first.
+# retry (the retry's run creates it again), and each command removes them
+# first (lib.sh's GIT_UNLOCK).
 step sess_new asb session new s1
 FLAKY_CLEANUP='timeout -s KILL 120 msb rm --force "$VM-s1" >/dev/null 2>&1'
-step sess_agent flaky bounded 300 asb task --session s1 vm:exec -- sh -c 'set -e; cd /workspace
-find .git -name "*.lock" -type f -exec rm -f {} \;
+step sess_agent flaky bounded 300 asb task --session s1 vm:exec -- sh -c 'set -e; cd /workspace; '"$GIT_UNLOCK"'
 git log -1 --format=%s | grep -qx "from the session" || { echo "base: $(git log -1 --format=%s)"; echo s >s.txt; git add s.txt; git -c user.name=agent -c user.email=agent@vm commit -qm "from the session"; }'
 step sess_diff asb session diff --stat s1
-step sess_plant flaky bounded 300 asb task --session s1 vm:exec -- sh -c 'set -e; cd /workspace
-find .git -name "*.lock" -type f -exec rm -f {} \;
+step sess_plant flaky bounded 300 asb task --session s1 vm:exec -- sh -c 'set -e; cd /workspace; '"$GIT_UNLOCK"'
 git log -1 --format=%s | grep -qx "from the session" && git reset -q --hard HEAD~1
 echo u >u.txt; [ -e .gitignore ] || mkfifo .gitignore
 echo "in the VM: $(stat -c %F .gitignore)"'
