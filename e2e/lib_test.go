@@ -287,6 +287,20 @@ flaky sh -c '[ -f "$DATA/once" ] && exit 0; : >"$DATA/once"; exit 255'; echo "rc
 	if !strings.Contains(out, "rc=255") || retried != "" {
 		t.Errorf("a reset before the step: want the failure to stand\n%s\nretried: %q", out, retried)
 	}
+	// An exec that msb lost, twice, each time as the VM's kernel reset
+	// (ci84: the retry's "exec session ended without exit event" stood as
+	// the same kind twice): the reset, retried twice.
+	lost := `echo %s >"$DATA/reset-at"
+flaky sh -c 'n=$(cat "$DATA/n" 2>/dev/null || echo 0); n=$((n+1)); echo $n >"$DATA/n"; [ $n -gt 2 ] && exit 0; echo "error: runtime error: exec session ended without exit event" >&2; exit 1'; echo "rc=$?"`
+	out, retried = runLib(t, msb, strings.Replace(lost, "%s", "2999-01-01T00:00:00.000Z", 1))
+	if !strings.Contains(out, "rc=0") || strings.Count(retried, "thestep:the_VM_kernel_reset") != 2 {
+		t.Errorf("an exec lost twice as its VM reset: want both named the reset and retried\n%s\nretried: %q", out, retried)
+	}
+	out, retried = runLib(t, msb, strings.Replace(lost, "%s", "2000-01-01T00:00:00.000Z", 1))
+	if !strings.Contains(out, "rc=1") || !strings.Contains(out, "a second time") ||
+		strings.Count(retried, "thestep:exec_session_ended_without_exit_event") != 1 || strings.Contains(retried, "kernel_reset") {
+		t.Errorf("an exec lost twice, no reset since the step began: want msb's message named, once\n%s\nretried: %q", out, retried)
+	}
 }
 
 // Each kind FLAKES names is msb's own message as it prints it.

@@ -72,17 +72,19 @@ flaky() {
 		cat "$DATA/.flaky.out"
 		cat "$DATA/.flaky.err" >&2
 		[ $_frc = 0 ] && return 0
-		# A failure whose output shows the VM's kernel reset (the end of
-		# msb's log, which asb prints when a create fails) is that reset,
-		# whatever msb said of it first ("before agent relay became
-		# available": a create2 twice so, 2026-12-07, not retried the
-		# second time as the same kind).
+		# A failure in a try during which the VM's kernel reset is that
+		# reset, whatever msb said of it: its output shows it (the end of
+		# msb's log, which asb prints when a create fails: a create2 said
+		# "before agent relay became available" twice so), or msb's log
+		# does (ci84: an exec's retry said "exec session ended without
+		# exit event" as its VM reset). Named by msb's message otherwise,
+		# each was not retried the second time, as the same kind.
 		if grep -q "Received KVM_EXIT_SHUTDOWN" "$DATA/.flaky.out" "$DATA/.flaky.err"; then
 			_why="Received KVM_EXIT_SHUTDOWN"
 		else
-			_why=$(cat "$DATA/.flaky.out" "$DATA/.flaky.err" | grep -oE "$FLAKES" | head -n1 | cut -c1-60)
+			_why=$(vm_reset_since "$_fs0")
 		fi
-		[ -n "$_why" ] || _why=$(vm_reset_since "$_fs0")
+		[ -n "$_why" ] || _why=$(cat "$DATA/.flaky.out" "$DATA/.flaky.err" | grep -oE "$FLAKES" | head -n1 | cut -c1-60)
 		[ -n "$_why" ] || return $_frc
 		# The kind without its figures ("startup timed out after 179.99…").
 		_fk=$(printf '%s' "$_why" | tr -d '0-9.' | tr ' ' _)
