@@ -39,11 +39,15 @@ say() {
 # (on either stream) and retried by flaky; docs/testing.md has the
 # table. Any other failure stands: a retry that hides an asb defect would be
 # one. "msb did not return" is bounded's verdict on a command that hung
-# inside an msb client (below). "Received KVM_EXIT_SHUTDOWN" is libkrun's
-# line for a VM whose kernel reset, which asb quotes from msb's log of a VM
-# whose create did not finish before it removes it (ci16: a create's VM
-# stopped 4 s after its boot, and its log went with it).
-FLAKES='before agent relay became available|exec session ended without exit event|startup timed out after .* before agent readiness|msb did not return within [0-9]+ s|agent client error: reader closed before response|Received KVM_EXIT_SHUTDOWN'
+# inside an msb client (below).
+FLAKES='before agent relay became available|exec session ended without exit event|startup timed out after .* before agent readiness|msb did not return within [0-9]+ s|agent client error: reader closed before response'
+
+# RESET: libkrun's line for a VM whose kernel reset, which asb quotes from
+# msb's log of a VM whose create did not finish before it removes it (ci16:
+# a create's VM stopped 4 s after its boot, and its log went with it), and
+# which vm_reset_since looks for in msb's log. flaky names a failure by it
+# before FLAKES.
+RESET='Received KVM_EXIT_SHUTDOWN'
 
 # GIT_UNLOCK: what a command in the VM that commits runs first, in the
 # repository's folder, so that it can run twice (flaky). A try msb lost
@@ -79,8 +83,8 @@ flaky() {
 		# does (ci84: an exec's retry said "exec session ended without
 		# exit event" as its VM reset). Named by msb's message otherwise,
 		# each was not retried the second time, as the same kind.
-		if grep -q "Received KVM_EXIT_SHUTDOWN" "$DATA/.flaky.out" "$DATA/.flaky.err"; then
-			_why="Received KVM_EXIT_SHUTDOWN"
+		if grep -qF "$RESET" "$DATA/.flaky.out" "$DATA/.flaky.err"; then
+			_why=$RESET
 		else
 			_why=$(vm_reset_since "$_fs0")
 		fi
@@ -89,7 +93,7 @@ flaky() {
 		# The kind without its figures ("startup timed out after 179.99…").
 		_fk=$(printf '%s' "$_why" | tr -d '0-9.' | tr ' ' _)
 		case $_fkinds:$_why in
-		*" $_fk "*:"the VM kernel reset"* | *" $_fk "*:"Received KVM_EXIT_SHUTDOWN"*) ;;
+		*" $_fk "*:"the VM kernel reset"* | *" $_fk "*:"$RESET"*) ;;
 		*" $_fk "*)
 			say "flaky: not retried: $_why, a second time"
 			return $_frc
@@ -116,7 +120,7 @@ vm_reset_since() {
 	_rv=${VM:-$(timeout 30 msb ls -q 2>/dev/null | head -n 1)}
 	[ -n "$_rv" ] || return 0
 	timeout 60 msb logs "$_rv" --source system --tail 4000 --timestamps --no-color 2>/dev/null |
-		awk -v t="$1" '/Received KVM_EXIT_SHUTDOWN/ && $1 >= t { print "the VM kernel reset (msb logged KVM_EXIT_SHUTDOWN)"; exit }'
+		awk -v t="$1" -v r="$RESET" 'index($0, r) && $1 >= t { print "the VM kernel reset (msb logged KVM_EXIT_SHUTDOWN)"; exit }'
 }
 
 # vm_back KIND: after an msb failure of its own (KIND, flaky's name for it),
