@@ -23,15 +23,15 @@ func TestRealBootWarmIsOneExec(t *testing.T) {
 		}
 	}
 	med := func(prefix string) float64 { return stepMedian(t, s, prefix) }
-	ver, msbVer, floor := med("speed_asb_version"), med("speed_msb_version"), med("speed_go_floor")
-	execAdds, agentAdds := med("x_asb_exec")-med("x_msb_exec"), med("x_asb_agent")-med("x_msb_agent")
+	ver, msbVer, floor, step := med("speed_asb_version"), med("speed_msb_version"), med("speed_go_floor"), med("speed_true")
+	bareExec := med("x_msb_exec")
+	execAdds, agentAdds := med("x_asb_exec")-bareExec, med("x_asb_agent")-med("x_msb_agent")
 	t.Logf("in the %s guest: asb version %.2f s, a Go floor (cobra, one subcommand) %.2f s, msb --version %.2f s; a warm vm:exec adds %.2f s (%.2fx asb version) over the bare msb exec, a warm agent attach %.2f s (%.2fx)",
 		s.Shape, ver, floor, msbVer, execAdds, execAdds/ver, agentAdds, agentAdds/ver)
 	// Issue 36's 1.2x leaves a fifth of the bare exec for all asb does;
 	// the floor, less a step of busybox true (the harness's own cost), is
 	// what any Go program in front of msb takes of it here.
-	goStart := floor - med("speed_true")
-	t.Logf("  a fifth of the bare msb exec is %.2f s; any Go program's start (the floor less a step of true) %.2f s, asb's %.2f s", med("x_msb_exec")/5, goStart, ver-med("speed_true"))
+	t.Logf("  a fifth of the bare msb exec is %.2f s; any Go program's start (the floor less a step of true) %.2f s, asb's %.2f s", bareExec/5, floor-step, ver-step)
 	out := ok(t, s, "speed_calls_stopped")
 	start, exec := strings.Index(out, "\nmsb start "), strings.Index(out, "\nmsb exec ")
 	if !strings.HasPrefix(out, "exit 0\n") || start < 0 || exec < start {
