@@ -8,11 +8,11 @@
 # would open it and wait: session rm stops the VM first and refuses, at
 # once; --force removes VM, checkout and branch. Each command in the VM is
 # written to run twice (flaky): a try msb lost may have stopped in the
-# middle of git, whose lock files stay in the checkout (ci exp2: "exec
-# session ended without exit event" during the commit, then the retry's
-# commit met HEAD.lock). The cleanup removes the session's VM before a
-# retry (the retry's run creates it again), and each command removes them
-# first (lib.sh's GIT_UNLOCK).
+# middle of git, whose lock files stay in the checkout (a run of
+# 2026-12-07: "exec session ended without exit event" during the commit,
+# then the retry's commit met HEAD.lock). The cleanup removes the
+# session's VM before a retry (the retry's run creates it again), and each
+# command removes them first (lib.sh's GIT_UNLOCK).
 step sess_new asb session new s1
 FLAKY_CLEANUP='timeout -s KILL 120 msb rm --force "$VM-s1" >/dev/null 2>&1'
 step sess_agent flaky bounded 300 asb task --session s1 vm:exec -- sh -c 'set -e; cd /workspace; '"$GIT_UNLOCK"'
