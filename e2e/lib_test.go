@@ -303,6 +303,49 @@ flaky sh -c 'n=$(cat "$DATA/n" 2>/dev/null || echo 0); n=$((n+1)); echo $n >"$DA
 	}
 }
 
+// A bare msb exec into the session's VM, stopped since its kernel reset
+// between two steps, has msb start it without the secrets and fails so
+// (2026-12-07: two steps after vm_git). That is the reset, retried after
+// the VM is started again as a user would (vm_back: asb task vm:start).
+// The same refusal stands when the VM started again after the reset, or
+// never reset: then what stopped it is not the emulation's.
+func TestLibFlakyNamesTheResetBeforeABareExec(t *testing.T) {
+	msb := `case "$1" in
+ls) echo vm1 ;;
+status) echo '{"status": "Stopped"}' ;;
+logs) cat "$DATA/log" ;;
+esac
+`
+	refused := "error: invalid config: secret GITHUB_TOKEN: host environment variable GITHUB_TOKEN is not set"
+	script := `cat >"$DATA/log" <<'LOG'
+%s
+LOG
+asb() { echo "asb $*" >>"$DATA/asb-ran"; }
+flaky sh -c '[ -f "$DATA/asb-ran" ] && exit 0; echo "` + refused + `" >&2; exit 1'; echo "rc=$?"`
+	const (
+		started = "2026-12-07T19:28:56.000Z\tINFO --- sandbox started ---"
+		reset   = "2026-12-07T19:29:42.285Z\tINFO msb_krun_vmm::linux::vstate: Received KVM_EXIT_SHUTDOWN signal"
+	)
+	for _, c := range []struct {
+		name, log string
+		retried   bool
+	}{
+		{"a reset since the VM's last start", started + "\n" + reset, true},
+		{"a start after the reset", reset + "\n" + started, false},
+		{"no reset", started, false},
+	} {
+		out, retried := runLib(t, msb, strings.Replace(script, "%s", c.log, 1))
+		if c.retried {
+			if !strings.Contains(out, "rc=0") || !strings.Contains(out, "asb task vm:start") ||
+				retried != "thestep:the_VM_kernel_reset_(msb_logged_KVM_EXIT_SHUTDOWN)\nthestep:the_VM_stopped_by_itself\n" {
+				t.Errorf("%s: want the reset named, the VM started with asb, and the exec retried\n%s\nretried: %q", c.name, out, retried)
+			}
+		} else if !strings.Contains(out, "rc=1") || retried != "" {
+			t.Errorf("%s: want msb's refusal to stand\n%s\nretried: %q", c.name, out, retried)
+		}
+	}
+}
+
 // Each kind FLAKES names is msb's own message as it prints it.
 func TestLibFlakesNameMsbsMessages(t *testing.T) {
 	for _, msg := range []string{

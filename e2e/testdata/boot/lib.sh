@@ -48,6 +48,13 @@ FLAKES='before agent relay became available|exec session ended without exit even
 # which vm_reset_since looks for in msb's log. flaky names a failure by it
 # before FLAKES.
 RESET='Received KVM_EXIT_SHUTDOWN'
+# STARTED: msb's line in a VM's system log as it starts.
+STARTED='--- sandbox started ---'
+
+# NOSECRETS: msb's refusal to start a VM whose secrets' values are not in
+# its environment, which a bare msb exec into a stopped VM meets (msb starts
+# it first; asb would have handed msb the values).
+NOSECRETS='invalid config: secret [A-Za-z0-9_]+: host environment variable [A-Za-z0-9_]+ is not set'
 
 # GIT_UNLOCK: what a command in the VM that commits runs first, in the
 # repository's folder, so that it can run twice (flaky). A try msb lost
@@ -88,6 +95,14 @@ flaky() {
 		else
 			_why=$(vm_reset_since "$_fs0")
 		fi
+		# A bare msb exec that found the VM stopped starts it without the
+		# secrets, and says so (NOSECRETS). When the VM's kernel reset
+		# since its last start, between two steps, that reset is why
+		# (2026-12-07: after vm_git, as the session's VM sat idle; the
+		# next two steps, bare execs, failed so, and were not retried).
+		if [ -z "$_why" ] && grep -qE "$NOSECRETS" "$DATA/.flaky.out" "$DATA/.flaky.err"; then
+			_why=$(vm_reset_since started)
+		fi
 		[ -n "$_why" ] || _why=$(cat "$DATA/.flaky.out" "$DATA/.flaky.err" | grep -oE "$FLAKES" | head -n1 | cut -c1-60)
 		[ -n "$_why" ] || return $_frc
 		# The kind without its figures ("startup timed out after 179.99…").
@@ -115,12 +130,16 @@ flaky() {
 # +%Y-%m-%dT%H:%M:%S) or later, "Received KVM_EXIT_SHUTDOWN": its kernel
 # reset under emulated SVM, and the command that used it failed with it
 # whatever it printed (an msb exec with a terminal ends with exit 255 and
-# no word of why: CI run 20, during the agent's run). Nothing otherwise.
+# no word of why: CI run 20, during the agent's run). TIME "started": since
+# the VM's last start (msb's "--- sandbox started ---"). Nothing otherwise.
 vm_reset_since() {
 	_rv=${VM:-$(timeout 30 msb ls -q 2>/dev/null | head -n 1)}
 	[ -n "$_rv" ] || return 0
 	timeout 60 msb logs "$_rv" --source system --tail 4000 --timestamps --no-color 2>/dev/null |
-		awk -v t="$1" -v r="$RESET" 'index($0, r) && $1 >= t { print "the VM kernel reset (msb logged KVM_EXIT_SHUTDOWN)"; exit }'
+		awk -v t="$1" -v r="$RESET" -v s="$STARTED" '
+			t == "started" { if (index($0, s)) seen = 0; else if (index($0, r)) seen = 1; next }
+			index($0, r) && $1 >= t { seen = 1; exit }
+			END { if (seen) print "the VM kernel reset (msb logged KVM_EXIT_SHUTDOWN)" }'
 }
 
 # vm_back KIND: after an msb failure of its own (KIND, flaky's name for it),
