@@ -66,8 +66,8 @@ func bootRun(t *testing.T) *testenv.Session {
 		defer func() { bootSession.skipped = t.Skipped() }()
 		bootSession.s = runBootScenario(t)
 		if s := bootSession.s; s != nil {
-			t.Logf("host shape of the real boot: %s (run by uid %s; guest CPU svm flags: %s; %s)",
-				s.Shape, s.Notes["user"], s.Notes["svm"], s.Notes["kvm"])
+			t.Logf("host shape of the real boot: %s (run by uid %s; guest CPU svm flags: %s; %s; guest clock source: %s)",
+				s.Shape, s.Notes["user"], s.Notes["svm"], s.Notes["kvm"], s.Notes["clock"])
 		}
 	})
 	if bootSession.skipped {

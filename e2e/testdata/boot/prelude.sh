@@ -19,6 +19,7 @@ if [ "$GUEST_SHAPE" = nested ] && [ "$(id -u)" = 0 ]; then
 	chown -R 2000:2000 "$DATA"
 	note svm "$(grep -c -w svm /proc/cpuinfo)"
 	note kvm "$(ls -l /dev/kvm 2>&1)"
+	note clock "$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>&1)"
 	exec su -p -s /bin/sh user -c "sh $DATA/run.sh"
 fi
 note user "$(id -u)"
