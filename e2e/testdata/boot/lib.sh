@@ -90,18 +90,18 @@ flaky() {
 		# does (ci84: an exec's retry said "exec session ended without
 		# exit event" as its VM reset). Named by msb's message otherwise,
 		# each was not retried the second time, as the same kind.
+		# A bare msb exec that found the VM stopped starts it without the
+		# secrets, and says so (NOSECRETS): there the reset is looked for
+		# since the VM's last start, which may be before the try (2026-12-07:
+		# the VM reset as it sat idle after vm_git; the next two steps, bare
+		# execs, failed so, and were not retried). No start comes between
+		# such a reset and the refusal, so that look covers the try's too.
 		if grep -qF "$RESET" "$DATA/.flaky.out" "$DATA/.flaky.err"; then
 			_why=$RESET
+		elif grep -qE "$NOSECRETS" "$DATA/.flaky.out" "$DATA/.flaky.err"; then
+			_why=$(vm_reset_since started)
 		else
 			_why=$(vm_reset_since "$_fs0")
-		fi
-		# A bare msb exec that found the VM stopped starts it without the
-		# secrets, and says so (NOSECRETS). When the VM's kernel reset
-		# since its last start, between two steps, that reset is why
-		# (2026-12-07: after vm_git, as the session's VM sat idle; the
-		# next two steps, bare execs, failed so, and were not retried).
-		if [ -z "$_why" ] && grep -qE "$NOSECRETS" "$DATA/.flaky.out" "$DATA/.flaky.err"; then
-			_why=$(vm_reset_since started)
 		fi
 		[ -n "$_why" ] || _why=$(cat "$DATA/.flaky.out" "$DATA/.flaky.err" | grep -oE "$FLAKES" | head -n1 | cut -c1-60)
 		[ -n "$_why" ] || return $_frc
