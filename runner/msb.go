@@ -244,3 +244,20 @@ func alive(pid int) bool {
 	}
 	return true
 }
+
+// StopBudget is how long asb's own stops (a session's removal, a restart
+// for new secrets) let msb's graceful stop take: msb waits for ever
+// without one, and a VM whose kernel no longer answers was left
+// "Draining" so (ci60; a session rm of 2026-12-07 waited on it until the
+// test killed it). A stop over budget fails and kills nothing (msb 0.7.2
+// on: schema.MSBReleases); the message names msb's own words and the way
+// on (msb stop --force).
+const StopBudget = 60 * time.Second
+
+// Stop stops vm (its disk and home volume stay), or fails when msb's
+// graceful stop does not finish within StopBudget (the VM left as msb
+// left it: the shutdown may still complete).
+func (m MSB) Stop(ctx context.Context, vm string) error {
+	_, err := Output(ctx, "", m.bin(), "stop", "--quiet", "--timeout", strconv.Itoa(int(StopBudget/time.Second)), vm)
+	return err
+}

@@ -234,12 +234,6 @@ func SecretsChanged(dir, vm string, getenv func(string) string) (bool, error) {
 	return !hmac.Equal([]byte(strings.TrimSpace(string(stamp))), []byte(fp)), nil
 }
 
-// Stop stops vm (its disk and home volume stay).
-func (m MSB) Stop(ctx context.Context, vm string) error {
-	_, err := Output(ctx, "", m.bin(), "stop", "--quiet", vm)
-	return err
-}
-
 // Sessions counts the `msb exec … vm …` processes of this MSB_HOME: the
 // sessions attached to vm (a shell, the agent).
 func (m MSB) Sessions(vm string) int {

@@ -20,7 +20,10 @@ var MSBReleases = []MSBRelease{
 	// real binary. Every supported release keeps a running sandbox's
 	// lifecycle lock in MSB_HOME (host/msbstate.go: seen held by 0.7.2, the
 	// same path in 0.7.8's source), and starts a stopped sandbox itself on
-	// msb exec.
+	// msb exec. Its msb stop --timeout N fails at the budget and kills
+	// nothing ("Graceful completion budget in seconds; timeout fails
+	// without killing", its help and 0.7.7's source; 0.6's killed then):
+	// runner.MSB.Stop relies on it.
 	{Version: "0.7.2", Features: []MSBFeature{FeatLabels}},
 	// v0.7.3: "HTTPS hostname rules need inspection. Strict hostname
 	// checking is now on by default. HTTPS allowed only by hostname needs

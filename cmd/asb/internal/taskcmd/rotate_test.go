@@ -45,6 +45,11 @@ func TestSecretRotationRestartsTheVM(t *testing.T) {
 	if code != 0 || len(find(calls, "msb", "stop")) != 1 || len(find(calls, "msb", "start")) != 1 || slices.Contains(got, "msb create") {
 		t.Fatalf("changed secrets: exit %d, calls %q, want one msb stop and one msb start\n%s", code, got, stderr2)
 	}
+	// The restart's stop has a budget: without one msb waits for ever on
+	// a VM that does not shut down (runner.StopBudget).
+	if stop := find(calls, "msb", "stop"); !slices.Contains(stop[0], "--timeout") {
+		t.Errorf("the restart's msb stop has no --timeout: %q", stop[0])
+	}
 	if !strings.Contains(stderr2, "the secrets changed since demo-") || !strings.Contains(stderr2, "restarting it") {
 		t.Errorf("the restart was not said:\n%s", stderr2)
 	}
