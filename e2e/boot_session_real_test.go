@@ -68,3 +68,27 @@ func TestRealBootDotDotBind(t *testing.T) {
 		t.Fatalf("msb create with a bind through ..: exit %d, want a failure to start with EINVAL:\n%s%s", st.Code, st.Out, st.Err)
 	}
 }
+
+// TestRealBootStopBudget: msb's graceful stop over its budget fails with
+// words of its own and kills nothing (asb's stops have a budget,
+// runner.StopBudget, for a VM msb leaves draining: session rm's stop
+// waited on one until the test killed it). Those words, from the real
+// msb (a budget of 0 s: msb sends nothing), are the kind lib.sh's flaky
+// names msb's and tries once more.
+func TestRealBootStopBudget(t *testing.T) {
+	s := bootRun(t)
+	st := s.Step(t, "stop_budget")
+	msg := strings.TrimSpace(st.Out + st.Err)
+	if st.Code == 0 || !strings.Contains(msg, "timed out") {
+		t.Fatalf("msb stop --timeout 0 of a running VM: exit %d, want a failure saying it timed out:\n%s", st.Code, msg)
+	}
+	if out := ok(t, s, "stop_budget_left"); !strings.Contains(out, `"Running"`) {
+		t.Errorf("after a stop over its budget msb says of the VM (want it running: no kill was asked):\n%s", out)
+	}
+	quoted := strings.ReplaceAll(msg, "'", "")
+	out, retried := runLib(t, "", "flaky sh -c 'echo \"$0\" >&2; exit 1' '"+quoted+"'; echo \"rc=$?\"")
+	if !strings.Contains(retried, "thestep:graceful_stop_of_sandbox") {
+		t.Errorf("msb's words for a stop over its budget, %q: want lib.sh's flaky to name them and try once more\n%s\nretried: %q", msg, out, retried)
+	}
+	t.Logf("msb's words for a stop over its budget: %s", msg)
+}

@@ -40,7 +40,7 @@ func TestLibBoundedNamesTheHang(t *testing.T) {
 	}
 	// With the session's VM known, what runs in it then is listed (here the
 	// stand-in's exec as root runs its command on this host).
-	out, _ = runLib(t, "[ \"$1\" = exec ] || exit 0\n[ \"$2\" = --no-tty ] && { shift 6; exec \"$@\"; }\nwhile :; do sleep 1; done\n",
+	out, _ = runLib(t, "[ \"$1\" = status ] && { echo '{\"status\": \"Running\"}'; exit 0; }\n[ \"$1\" = exec ] || exit 0\n[ \"$2\" = --no-tty ] && { shift 6; exec \"$@\"; }\nwhile :; do sleep 1; done\n",
 		`echo "me=$$"; VM=thevm; bounded 2 msb exec vm -- true; echo "rc=$?"`)
 	me := regexp.MustCompile(`me=([0-9]+)`).FindStringSubmatch(out)
 	if !strings.Contains(out, "bounded: in thevm then (msb exec as root") || me == nil || !strings.Contains(out, "\n  "+me[1]+" ") {
@@ -354,6 +354,7 @@ func TestLibFlakesNameMsbsMessages(t *testing.T) {
 		"error: startup timed out after 60s before agent readiness",
 		"bounded: msb did not return within 300 s: 123 msb exec vm -- true",
 		`error: invalid config: could not validate workdir in guest "/workspace": agent client error: reader closed before response for id=67108863`,
+		`error: graceful stop of sandbox "vm-s1" (Local(3)) timed out after 60s waiting for shutdown completion and runtime release; the shutdown request may still complete; no kill was requested`,
 	} {
 		out, retried := runLib(t, "", "flaky sh -c 'echo \"$0\" >&2; exit 1' '"+strings.ReplaceAll(msg, "'", "")+"'; echo \"rc=$?\"")
 		if retried == "" || strings.Count(out, msg[:20]) != 2 {

@@ -40,7 +40,7 @@ say() {
 # table. Any other failure stands: a retry that hides an asb defect would be
 # one. "msb did not return" is bounded's verdict on a command that hung
 # inside an msb client (below).
-FLAKES='before agent relay became available|exec session ended without exit event|startup timed out after .* before agent readiness|msb did not return within [0-9]+ s|agent client error: reader closed before response'
+FLAKES='before agent relay became available|exec session ended without exit event|startup timed out after .* before agent readiness|msb did not return within [0-9]+ s|agent client error: reader closed before response|graceful stop of sandbox .* timed out after'
 
 # RESET: libkrun's line for a VM whose kernel reset, which asb quotes from
 # msb's log of a VM whose create did not finish before it removes it (ci16:
@@ -151,32 +151,41 @@ vm_reset_since() {
 # variable … is not set"). A VM msb still calls Running after an msb client
 # never answered (KIND "msb did not return…": CI run 26, the first exec
 # into the real image, one emulated CPU spinning for 25 minutes) is
-# stopped first, as a user would end a VM that does not answer. Nothing
-# when it runs after another kind of failure, and nothing when msb has no
-# such VM: the session removed it on purpose (home:reset before the reap
-# steps, which must find no VM; CI run 2026-12-05 13:04 made one here when
-# a bare create of another VM was retried).
+# stopped first, as a user would end a VM that does not answer. One msb
+# left draining (a graceful stop that never finished: ci60's restart for
+# new secrets, and asb's own stop over its budget, runner.StopBudget) is
+# killed: msb starts no VM that is still draining. Nothing when it runs
+# after another kind of failure, and nothing when msb has no such VM: the
+# session removed it on purpose (home:reset before the reap steps, which
+# must find no VM; CI run 2026-12-05 13:04 made one here when a bare create
+# of another VM was retried).
 vm_back() {
 	_vb=${VM:-$(timeout 30 msb ls -q 2>/dev/null | head -n 1)}
 	[ -n "$_vb" ] || return 0
 	_vs=$(timeout 60 msb status "$_vb" --format json 2>/dev/null) || return 0
-	if printf '%s\n' "$_vs" | grep -q '"status": *"Running"'; then
-		case $1 in "msb did not return"*) ;; *) return 0 ;; esac
+	if printf '%s\n' "$_vs" | grep -q '"status": *"Draining"'; then
+		vm_kill "$_vb" "$_vb is left draining"
+	elif printf '%s\n' "$_vs" | grep -q '"status": *"Running"'; then
+		case $1 in "msb did not return"* | "graceful stop of sandbox"*) ;; *) return 0 ;; esac
 		say "flaky: $_vb did not answer: asb task vm:stop, then vm:start"
 		echo "$_n:the_VM_did_not_answer" >>"$DATA/retried"
-		if ! bounded 300 asb task vm:stop >&2; then
-			# ci60: a VM restarted for its new secrets answered no exec,
-			# and its stop never returned either (msb left it "draining"),
-			# so the retry met the same dead VM. A user kills it then.
-			say "flaky: $_vb did not stop: msb stop --force"
-			echo "$_n:the_VM_did_not_stop" >>"$DATA/retried"
-			timeout 120 msb stop --force --quiet "$_vb" >&2
-		fi
+		# ci60: a VM restarted for its new secrets answered no exec, and
+		# its stop never returned either (msb left it "draining"), so the
+		# retry met the same dead VM. A user kills it then.
+		bounded 300 asb task vm:stop >&2 || vm_kill "$_vb" "$_vb did not stop"
 	else
 		say "flaky: $_vb is not running after that failure: asb task vm:start"
 		echo "$_n:the_VM_stopped_by_itself" >>"$DATA/retried"
 	fi
 	bounded 300 asb task vm:start >&2
+}
+
+# vm_kill VM WHY: msb stop --force VM, as a user ends a VM whose graceful
+# stop does not finish; said with WHY, and noted as the_VM_did_not_stop.
+vm_kill() {
+	say "flaky: $2: msb stop --force"
+	echo "$_n:the_VM_did_not_stop" >>"$DATA/retried"
+	timeout 120 msb stop --force --quiet "$1" >&2
 }
 
 # msb_clients ROOT: "PID COMMAND" of each msb command running under ROOT
@@ -200,14 +209,27 @@ msb_clients() {
 	done | grep -E '^[0-9]+ ([^ ]*sh )?([^ ]*/)?msb (create|start|stop|exec|load|remove|rm) ' | cut -c1-160
 }
 
-# vm_procs: what runs in the session's VM ($VM), as root, bounded: after
-# an msb client hung, whether the VM's side of it still runs (its command
-# waits) or ended (msb lost its end). Nothing without $VM.
+# vm_procs CMDLINE: what runs, as root, in the VM the hung msb client
+# CMDLINE names (one msb has; else the session's, $VM), bounded: after an
+# msb client hung, whether the VM's side of it still runs (its command
+# waits) or ended (msb lost its end). Only in a VM msb calls Running: an
+# exec into a stopped one would start it (without its secrets: a session
+# rm's hung stop of its session's VM had this exec into the stopped
+# folder VM, 2026-12-07), and a draining one answers nothing.
 vm_procs() {
-	[ -n "$VM" ] || return 0
-	echo "bounded: in $VM then (msb exec as root, each process's command line but the kernel's):"
+	_pv=
+	for _v in $(timeout 30 msb ls -q 2>/dev/null); do
+		case " $1 " in *" $_v "*) _pv=$_v ;; esac
+	done
+	_pv=${_pv:-$VM}
+	[ -n "$_pv" ] || return 0
+	if ! timeout 30 msb status "$_pv" --format json 2>/dev/null | grep -q '"status": *"Running"'; then
+		echo "bounded: $_pv was not running then (msb status): nothing asked of it"
+		return 0
+	fi
+	echo "bounded: in $_pv then (msb exec as root, each process's command line but the kernel's):"
 	# shellcheck disable=SC2016
-	timeout -s KILL 30 msb exec --no-tty -u root "$VM" -- sh -c 'for p in /proc/[0-9]*; do
+	timeout -s KILL 30 msb exec --no-tty -u root "$_pv" -- sh -c 'for p in /proc/[0-9]*; do
 		c=$(tr "\0\n" "  " <"$p/cmdline" 2>/dev/null | cut -c1-160); [ -z "$c" ] || echo "  ${p#/proc/} $c"; done' 2>&1 | tail -n 60
 }
 
@@ -268,7 +290,7 @@ bounded_watch() {
 	done
 	if [ -n "$_hung" ]; then
 		say "bounded: msb did not return within $1 s: $_hung"
-		vm_procs >&2
+		vm_procs "$_hung" >&2
 	else
 		echo "bounded: no answer within $1 s, and no msb command was running: the hang is not msb's" >&2
 		live "bounded: no answer within $1 s, and no msb command was running"

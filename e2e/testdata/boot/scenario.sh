@@ -109,6 +109,11 @@ for i in 1 2 3 4 5; do step "x_asb_agent$i" flaky ptyrun asb task agent; step "x
 # this session's restart: the home kept its file.
 . "$DATA/steps/steps_speed.sh"
 step home_after_start rootexec cat /home/dev/keep
+# msb's graceful stop over its budget (0 s: msb sends nothing, kills
+# nothing): the words asb quotes from it (runner.StopBudget) and flaky
+# names, from the real msb; the VM runs on.
+expect_fail stop_budget msb stop --quiet --timeout 0 "$VM"
+step stop_budget_left msb status "$VM" --format json
 step stop asb task vm:stop
 step status_stopped msb status "$VM" --format json
 . "$DATA/steps/steps_session.sh"

@@ -24,7 +24,14 @@ echo u >u.txt; [ -e .gitignore ] || mkfifo .gitignore
 echo "in the VM: $(stat -c %F .gitignore)"'
 FLAKY_CLEANUP=
 step sess_host stat -c '%F' .asb/sessions/s1/workspace/.gitignore
-expect_fail sess_rm bounded 120 asb session rm s1
+# session rm's stop of the VM is msb's graceful stop within asb's budget
+# (runner.StopBudget): one msb did not finish (its VM left draining: a run
+# of 2026-12-07, before the budget, waited until bounded's limit) is
+# msb's, named by its message, and tried again on the session's VM killed
+# and started again, running as before.
+FLAKY_CLEANUP='timeout -s KILL 120 msb stop --force --quiet "$VM-s1" >&2; bounded 300 asb task --session s1 vm:start >&2'
+expect_fail sess_rm flaky bounded 120 asb session rm s1
+FLAKY_CLEANUP=
 step sess_stopped msb status "$VM-s1" --format json
 step sess_rm_force asb session rm --force s1
 step sess_gone sh -c 'echo "vms: $(msb ls -q | tr "\n" " ")"; echo "sessions: $(ls -A .asb/sessions 2>/dev/null | tr "\n" " ")"; echo "canary: $(cat "$DATA/canary-ran" 2>/dev/null)"'
