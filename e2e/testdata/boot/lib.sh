@@ -171,8 +171,11 @@ vm_back() {
 		echo "$_n:the_VM_did_not_answer" >>"$DATA/retried"
 		# ci60: a VM restarted for its new secrets answered no exec, and
 		# its stop never returned either (msb left it "draining"), so the
-		# retry met the same dead VM. A user kills it then.
-		bounded 300 asb task vm:stop >&2 || vm_kill "$_vb" "$_vb did not stop"
+		# retry met the same dead VM. A user kills it then. The stop gets
+		# 60 s, as asb's own (runner.StopBudget; a graceful stop takes 3 s
+		# in the guest): ci91's real image VM, which answered no exec, not
+		# even root's, had its stop wait the 300 s it had before.
+		bounded 60 asb task vm:stop >&2 || vm_kill "$_vb" "$_vb did not stop"
 	else
 		say "flaky: $_vb is not running after that failure: asb task vm:start"
 		echo "$_n:the_VM_stopped_by_itself" >>"$DATA/retried"

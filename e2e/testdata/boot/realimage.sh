@@ -19,11 +19,12 @@ step real_trust asb trust
 # vmexec NAME ARGS…: asb task vm:exec -- ARGS, bounded; an exec msb never
 # answered (seen once: no message, the guest idle) is retried by flaky, as
 # msb's other failures are. The bound is the create's: the first exec into
-# the real image pages in OpenCode, Node.js and podman.
+# the real image pages in OpenCode, Node.js and podman (a later one may say
+# less: EXEC_LIMIT).
 vmexec() {
 	_step=$1
 	shift
-	step "$_step" flaky bounded "$CREATE_LIMIT" asb task vm:exec -- "$@"
+	step "$_step" flaky bounded "${EXEC_LIMIT:-$CREATE_LIMIT}" asb task vm:exec -- "$@"
 }
 
 create real_create || exit 1

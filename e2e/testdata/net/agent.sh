@@ -25,7 +25,11 @@ cp "$DATA/net/opencode.json" opencode/opencode.json
 [ -f "$DATA/net/sandbox.yaml" ] && cp "$DATA/net/sandbox.yaml" sandbox.yaml
 step agent_trust asb trust
 cp "$DATA/net/tls.sh" workspace/.tls.sh
+# 12-71 s in some fifty runs to 2026-12-07; ci91's VM answered no exec, and
+# the create's 600 s bound, then a stop's 300 s, went to waiting on it.
+EXEC_LIMIT=180
 vmexec agent_tls sh .tls.sh
+EXEC_LIMIT=
 rm -f workspace/.tls.sh
 note agent_requests_before "$(wc -l <"$DATA/net/run/requests.jsonl")"
 # With a terminal, as a user's; once more when msb failed by itself.
