@@ -89,6 +89,13 @@ func TestDeriveSessionConfFolderPaths(t *testing.T) {
 	if err != nil || !strings.Contains(string(got), "a:b/opencode") {
 		t.Errorf("long form in a folder with a colon: %v\n%s", err, got)
 	}
+	// A disk image's path is the folder's as a bind's is (an absolute one
+	// stays as written): the session's config lives in .asb/sessions/NAME/.
+	disk := "image: x\nmounts:\n  - ./workspace:/workspace\n  - disk: ./data.img\n    target: /data\n  - disk: /srv/other.img\n    target: /other\n"
+	got, err = DeriveSessionConf([]byte(disk), s, dir)
+	if err != nil || !strings.Contains(string(got), `disk: "`+dir+`/data.img"`) || !strings.Contains(string(got), "disk: /srv/other.img") {
+		t.Errorf("disk mounts of a session's config: %v\n%s", err, got)
+	}
 	// msb expands ${…} in a config: a folder path with one would mount
 	// what the environment names.
 	dollar := filepath.Join(t.TempDir(), "x${HOME}")
