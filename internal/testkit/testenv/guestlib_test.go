@@ -31,9 +31,13 @@ func runGuestLib(t *testing.T, shell []string, script string) *Session {
 	cmd := exec.CommandContext(ctx, shell[0], append(shell[1:], GuestLib+"STEP_BEAT=1 STEP_LIMIT=3\n"+script)...)
 	cmd.Env = append(os.Environ(), "DATA="+t.TempDir())
 	// What the script left running is killed with it, and holds no pipe.
+	// A process the script killed as it ended may hold it a moment more:
+	// under make test's SCHED_IDLE, beside the guests, seconds before it
+	// runs to exit (the finish line of 2026-12-07 failed so after 1 s). A
+	// leak holds it for good (the servers here sleep 30 s and more).
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = time.Second
+	cmd.WaitDelay = starved
 	b, err := cmd.CombinedOutput()
 	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	if err != nil {
