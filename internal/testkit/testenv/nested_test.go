@@ -221,7 +221,9 @@ func TestWaitGuestNamesASilentCPU(t *testing.T) {
 // run on to the stall limit, where it is asked again; a guest that keeps
 // printing is never asked.
 func TestWaitGuestProbesBeforeTheStall(t *testing.T) {
-	lim := guestLimits{stall: 6 * time.Second, lockup: time.Hour, answer: 2 * time.Second, probe: 300 * time.Millisecond}
+	// The kernel answers (the stand-in's printf) within starved; the stall
+	// limit leaves the probe and that answer room before it.
+	lim := guestLimits{stall: 12 * time.Second, lockup: time.Hour, answer: starved, probe: 300 * time.Millisecond}
 	keys := filepath.Join(t.TempDir(), "keys")
 	kernel := func(l string) string {
 		return `echo started; while c=$(dd bs=1 count=1 2>/dev/null) && [ -n "$c" ]; do printf '%s' "$c" >>` + keys + `
@@ -234,11 +236,10 @@ func TestWaitGuestProbesBeforeTheStall(t *testing.T) {
 	start := time.Now()
 	err := runGuestScript(t, context.Background(), kernel(""), lim, io.Discard, true)
 	if !errors.Is(err, errStopped) || !strings.Contains(err.Error(), "its CPU [0] never answered the NMI") || time.Since(start) >= lim.stall {
-		t.Errorf("CPU 0 silent, probe at 0.3 s, stall at 6 s: %v after %s, want errStopped at the probe", err, time.Since(start).Round(time.Millisecond))
+		t.Errorf("CPU 0 silent, probe at 0.3 s, stall at 12 s: %v after %s, want errStopped at the probe", err, time.Since(start).Round(time.Millisecond))
 	}
 	_ = os.Remove(keys)
 	start = time.Now()
-	lim.answer = starved
 	err = runGuestScript(t, context.Background(), kernel(`[  1.1] NMI backtrace for cpu 0\r\n`), lim, io.Discard, true)
 	if err == nil || errors.Is(err, errStopped) || !strings.Contains(err.Error(), "printed nothing") || time.Since(start) < lim.stall {
 		t.Errorf("every CPU answered the probe: %v after %s, want a hang at the stall limit, not errStopped", err, time.Since(start).Round(time.Millisecond))
@@ -269,7 +270,7 @@ func TestCPUList(t *testing.T) {
 // SysRq too before it is killed, and the error says both; one whose
 // context was cancelled (an interrupted test) is killed at once, unasked.
 func TestWaitGuestAsksTheKernelAtTheDeadline(t *testing.T) {
-	lim := guestLimits{stall: time.Hour, lockup: time.Hour, answer: 2 * time.Second}
+	lim := guestLimits{stall: time.Hour, lockup: time.Hour, answer: starved}
 	got := filepath.Join(t.TempDir(), "keys")
 	kernel := `(while :; do echo '@@asb beat create 60s [sh asb msb] msb rm --force vm'; sleep 0.2; done) &
 	while c=$(dd bs=1 count=1 2>/dev/null) && [ -n "$c" ]; do printf '%s' "$c" >>` + got + `
