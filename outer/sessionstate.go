@@ -229,7 +229,7 @@ func keepsNothing(ctx context.Context, dir string, h *runner.HostRepo, s Session
 	if err := t.MSB.Stop(ctx, s.VM); err != nil {
 		return &UnmergedError{Name: s.Name, Branch: s.Branch,
 			Why:  fmt.Sprintf("its VM %s (%s) could not be stopped (%v), and asb reads the checkout only with nothing writing it", s.VM, status, err),
-			Take: fmt.Sprintf("stop it (msb stop %s; one that does not stop, by force: msb stop --force %s, which loses what the VM has not written to disk) and try again", s.VM, s.VM)}
+			Take: fmt.Sprintf("stop it (msb stop %s; one that does not stop, by force: %s) and try again", s.VM, runner.ForceStop(s.VM))}
 	}
 	// Read again: the VM may have committed since.
 	err = checkoutKept(ctx, dir, h, s)

@@ -261,3 +261,9 @@ func (m MSB) Stop(ctx context.Context, vm string) error {
 	_, err := Output(ctx, "", m.bin(), "stop", "--quiet", "--timeout", strconv.Itoa(int(StopBudget/time.Second)), vm)
 	return err
 }
+
+// ForceStop is the way on that a failed Stop's message names: msb's kill
+// of vm, and what it costs.
+func ForceStop(vm string) string {
+	return "msb stop --force " + vm + ", which loses what the VM has not written to disk"
+}

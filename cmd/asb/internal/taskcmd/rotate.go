@@ -40,7 +40,7 @@ func rotateSecrets(ctx context.Context, o *Options, dir, vm string) (unchanged b
 	}
 	fmt.Fprintf(o.IO.ErrOut, "asb: the secrets changed since %s started: restarting it, so that they reach it\n", vm)
 	if err := msb.Stop(ctx, vm); err != nil {
-		return false, fmt.Errorf("restart %s for its new secrets: %w (a VM that does not stop: msb stop --force %s, which loses what it has not written to disk, then run again)", vm, err, vm)
+		return false, fmt.Errorf("restart %s for its new secrets: %w (a VM that does not stop: %s, then run again)", vm, err, runner.ForceStop(vm))
 	}
 	return false, nil
 }
