@@ -85,8 +85,7 @@ func TestRealBootStopBudget(t *testing.T) {
 	if out := ok(t, s, "stop_budget_left"); !strings.Contains(out, `"Running"`) {
 		t.Errorf("after a stop over its budget msb says of the VM (want it running: no kill was asked):\n%s", out)
 	}
-	quoted := strings.ReplaceAll(msg, "'", "")
-	out, retried := runLib(t, "", "flaky sh -c 'echo \"$0\" >&2; exit 1' '"+quoted+"'; echo \"rc=$?\"")
+	out, retried := flakyOn(t, msg)
 	if !strings.Contains(retried, "thestep:graceful_stop_of_sandbox") {
 		t.Errorf("msb's words for a stop over its budget, %q: want lib.sh's flaky to name them and try once more\n%s\nretried: %q", msg, out, retried)
 	}

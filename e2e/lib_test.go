@@ -356,9 +356,17 @@ func TestLibFlakesNameMsbsMessages(t *testing.T) {
 		`error: invalid config: could not validate workdir in guest "/workspace": agent client error: reader closed before response for id=67108863`,
 		`error: graceful stop of sandbox "vm-s1" (Local(3)) timed out after 60s waiting for shutdown completion and runtime release; the shutdown request may still complete; no kill was requested`,
 	} {
-		out, retried := runLib(t, "", "flaky sh -c 'echo \"$0\" >&2; exit 1' '"+strings.ReplaceAll(msg, "'", "")+"'; echo \"rc=$?\"")
+		out, retried := flakyOn(t, msg)
 		if retried == "" || strings.Count(out, msg[:20]) != 2 {
 			t.Errorf("%q: want it named and retried once\n%s\nretried: %q", msg, out, retried)
 		}
 	}
+}
+
+// flakyOn runs flaky on a command that prints msg (its single quotes
+// left out) on its standard error and fails, with no msb to ask: flaky's
+// output and what it retried.
+func flakyOn(t *testing.T, msg string) (string, string) {
+	t.Helper()
+	return runLib(t, "", "flaky sh -c 'echo \"$0\" >&2; exit 1' '"+strings.ReplaceAll(msg, "'", "")+"'; echo \"rc=$?\"")
 }
